@@ -1,0 +1,10 @@
+export { ConfigError, readChoice, readInt, readPort, readServiceConfig, readString, readUrl } from './config.js';
+export type { Env, ServiceConfig, ServiceDefaults } from './config.js';
+export { HttpError } from './errors.js';
+export { createLogger } from './logger.js';
+export type { Logger, LoggerOptions } from './logger.js';
+export { errorSchema } from './schemas.js';
+export { createServer } from './server.js';
+export type { ServerOptions } from './server.js';
+export { runService } from './run.js';
+export type { ServiceDefinition } from './run.js';

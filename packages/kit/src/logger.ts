@@ -1,0 +1,38 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino, type Logger, type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger };
+
+export interface LoggerOptions {
+  /** Service name, also the log file's name: `<logDir>/<name>.log`. */
+  name: string;
+  /** JSON lines in production, readable lines otherwise. */
+  production: boolean;
+  logDir?: string | undefined;
+  level?: string;
+}
+
+/**
+ * A pino logger writing to stdout and, when logDir is set, appending the same JSON lines
+ * to a file there. Streams are synchronous in the main thread: no worker threads to
+ * flush on exit, and the log survives a crash up to the last line.
+ */
+export function createLogger(options: LoggerOptions): Logger {
+  const streams: { stream: DestinationStream }[] = [
+    {
+      stream: options.production
+        ? pino.destination({ dest: 1, sync: true })
+        : pretty({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }),
+    },
+  ];
+  if (options.logDir !== undefined) {
+    mkdirSync(options.logDir, { recursive: true });
+    streams.push({ stream: pino.destination({ dest: join(options.logDir, `${options.name}.log`), sync: true }) });
+  }
+  return pino(
+    { name: options.name, level: options.level ?? 'info', base: { pid: process.pid } },
+    pino.multistream(streams),
+  );
+}

@@ -1,0 +1,97 @@
+import cors from '@fastify/cors';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { HttpError } from './errors.js';
+import type { Logger } from './logger.js';
+
+export interface ServerOptions {
+  /** A pino logger, or false for none (unit tests). */
+  logger: Logger | false;
+  /** Largest request body accepted, in bytes; default 1 MiB. */
+  bodyLimit?: number;
+  /** Most simultaneous client connections; extra ones are refused by the socket layer. */
+  maxConnections?: number;
+}
+
+const MiB = 1024 * 1024;
+
+/** Messages for Fastify's own 4xx errors, which otherwise leak parser wording. */
+const frameworkMessages: Record<string, string> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'Request body is not valid JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Request body is empty but content-type is application/json',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported content type: send application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Request body does not match its content-length',
+};
+
+function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send({ error: message });
+}
+
+/**
+ * A Fastify instance with what every service shares: CORS for every origin, JSON bodies,
+ * every error answered as JSON `{"error": "..."}` (404, 405 with Allow, 400, 413, 415, 500
+ * without internals), timeouts that keep slow or idle sockets from piling up, and
+ * connection draining on close. Routes are added by the caller; nothing listens here.
+ */
+export function createServer(options: ServerOptions): FastifyInstance {
+  const app = Fastify({
+    ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
+    bodyLimit: options.bodyLimit ?? MiB,
+        // Per-request lines cost a write each; they are on only at LOG_LEVEL=debug or trace.
+    logController: new LogController({
+      disableRequestLogging: options.logger === false || !options.logger.isLevelEnabled('debug'),
+    }),
+    // A client has 10 s to send its headers and 30 s for the whole request; an idle
+    // keep-alive socket is closed after 72 s, longer than a proxy's 60 s upstream idle
+    // timeout so that the proxy, not us, closes first and never reuses a closing socket.
+    connectionTimeout: 0,
+    requestTimeout: 30_000,
+    keepAliveTimeout: 72_000,
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+    // Malformed URLs and header errors reach the client as JSON too.
+    frameworkErrors: (error, _request, reply) => sendError(reply, 400, error.message),
+  }) as unknown as FastifyInstance; // the logger generic differs; every consumer uses the base logger type
+  app.server.headersTimeout = 10_000;
+  if (options.maxConnections !== undefined) app.server.maxConnections = options.maxConnections;
+
+  // A second router that only knows which methods exist on which paths, so that a known
+  // path with a wrong method answers 405 with Allow instead of 404.
+  const methodsByPath = FindMyWay();
+  app.addHook('onRoute', (route) => {
+    if (route.url.includes('*')) return; // catch-all routes (CORS preflight) say nothing
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      if (!methodsByPath.find(method as HTTPMethod, route.url)) methodsByPath.on(method as HTTPMethod, route.url, () => undefined);
+    }
+  });
+
+  void app.register(cors, { origin: '*' });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '/';
+    const allowed = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => methodsByPath.find(m, path));
+    if (allowed.length > 0) {
+      void reply.header('allow', [...allowed, 'OPTIONS'].join(', '));
+      return sendError(reply, 405, `Method ${request.method} is not allowed on ${path}`);
+    }
+    return sendError(reply, 404, `Not found: ${request.method} ${path}`);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+    if (error instanceof HttpError) {
+      if (status >= 500) request.log.warn({ err: error }, error.message);
+      return sendError(reply, status, error.message);
+    }
+    if (status >= 500) {
+      request.log.error({ err: error, method: request.method, url: request.url }, 'request failed');
+      return sendError(reply, status, 'Internal server error');
+    }
+    if (error.validation) return sendError(reply, 400, `Invalid request: ${error.message}`);
+    return sendError(reply, status, frameworkMessages[error.code] ?? error.message);
+  });
+
+  return app;
+}

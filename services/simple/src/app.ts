@@ -1,0 +1,59 @@
+import { hostname } from 'node:os';
+import { createServer, type Logger } from '@svc/kit';
+import type { FastifyInstance } from 'fastify';
+
+export interface SimpleAppOptions {
+  logger: Logger | false;
+  /** Reported by /health: the run mode (NODE_ENV). */
+  environment: string;
+}
+
+/** The static users of variant A, exactly as the original served them. */
+export const users = [
+  { id: 1, name: 'John Doe', email: 'john@example.com' },
+  { id: 2, name: 'Jane Smith', email: 'jane@example.com' },
+] as const;
+
+const greetingSchema = {
+  type: 'object',
+  properties: { message: { type: 'string' }, timestamp: { type: 'string' }, hostname: { type: 'string' } },
+  required: ['message', 'timestamp', 'hostname'],
+} as const;
+
+const healthSchema = {
+  type: 'object',
+  properties: { status: { type: 'string' }, uptime: { type: 'number' }, environment: { type: 'string' } },
+  required: ['status', 'uptime', 'environment'],
+} as const;
+
+const usersSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: { id: { type: 'integer' }, name: { type: 'string' }, email: { type: 'string' } },
+    required: ['id', 'name', 'email'],
+  },
+} as const;
+
+/** Variant A (spec 4.1): greeting, health with uptime and run mode, static users. */
+export function createSimpleApp(options: SimpleAppOptions): FastifyInstance {
+  const app = createServer({ logger: options.logger });
+  // Read once: a process (container) keeps its host name for life.
+  const host = hostname();
+
+  app.get('/', { schema: { response: { 200: greetingSchema } } }, async () => ({
+    message: 'Hello from Docker!',
+    timestamp: new Date().toISOString(),
+    hostname: host,
+  }));
+
+  app.get('/health', { schema: { response: { 200: healthSchema } } }, async () => ({
+    status: 'healthy',
+    uptime: process.uptime(),
+    environment: options.environment,
+  }));
+
+  app.get('/api/users', { schema: { response: { 200: usersSchema } } }, async () => users);
+
+  return app;
+}

@@ -1,0 +1,9 @@
+import { runService } from '@svc/kit';
+import { createSimpleApp } from './app.js';
+
+await runService({
+  name: 'simple',
+  defaults: { port: 3000 },
+  build: ({ config, logger }) => createSimpleApp({ logger, environment: config.mode }),
+  startedMessage: (port) => `Server running on port ${port}`,
+});
