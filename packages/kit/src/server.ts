@@ -11,6 +11,8 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Most simultaneous client connections; extra ones are refused by the socket layer. */
   maxConnections?: number;
+  /** CORS for every origin; default true. A transparent proxy turns it off and leaves CORS to its upstream. */
+  cors?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -67,7 +69,19 @@ export function createServer(options: ServerOptions): FastifyInstance {
     }
   });
 
-  void app.register(cors, { origin: '*' });
+  // JSON is the only body format any service accepts; anything else is a clear 415.
+  app.removeContentTypeParser('text/plain');
+  if (options.cors !== false) void app.register(cors, { origin: '*' });
+
+  // During shutdown, a response to a request already in flight closes its connection,
+  // so that a keep-alive client does not hold the closing server open.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) void reply.header('connection', 'close');
+  });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';
