@@ -31,8 +31,5 @@ export function createLogger(options: LoggerOptions): Logger {
     mkdirSync(options.logDir, { recursive: true });
     streams.push({ stream: pino.destination({ dest: join(options.logDir, `${options.name}.log`), sync: true }) });
   }
-  return pino(
-    { name: options.name, level: options.level ?? 'info', base: { pid: process.pid } },
-    pino.multistream(streams),
-  );
+  return pino({ name: options.name, level: options.level ?? 'info', base: { pid: process.pid } }, pino.multistream(streams));
 }

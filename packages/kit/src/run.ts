@@ -22,8 +22,10 @@ function fail(name: string, message: string): never {
 
 function listenErrorMessage(error: NodeJS.ErrnoException, config: ServiceConfig): string | undefined {
   if (error.code === 'EADDRINUSE') return `port ${config.port} is already in use; set PORT to another port`;
-  if (error.code === 'EACCES') return `no permission to listen on port ${config.port}; set PORT to a port above 1023 or run with that right`;
-  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') return `cannot listen on host ${config.host}; set HOST to a local address`;
+  if (error.code === 'EACCES')
+    return `no permission to listen on port ${config.port}; set PORT to a port above 1023 or run with that right`;
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+    return `cannot listen on host ${config.host}; set HOST to a local address`;
   return undefined;
 }
 
@@ -55,18 +57,8 @@ export async function runService(definition: ServiceDefinition, env: Env = proce
     process.exit(1);
   });
 
-  try {
-    await app.listen({ port: config.port, host: config.host });
-  } catch (error) {
-    const message = listenErrorMessage(error as NodeJS.ErrnoException, config);
-    if (message !== undefined) fail(name, message);
-    logger.fatal({ err: error }, 'could not start');
-    process.exit(1);
-  }
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.port;
-  logger.info({ port, mode: config.mode }, definition.startedMessage(port));
-
+  // Signal handlers go in before listening, so a signal sent as soon as the start-up
+  // line appears is never missed.
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) return;
@@ -89,4 +81,16 @@ export async function runService(definition: ServiceDefinition, env: Env = proce
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const message = listenErrorMessage(error as NodeJS.ErrnoException, config);
+    if (message !== undefined) fail(name, message);
+    logger.fatal({ err: error }, 'could not start');
+    process.exit(1);
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.port;
+  logger.info({ port, mode: config.mode }, definition.startedMessage(port));
 }

@@ -40,7 +40,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: options.bodyLimit ?? MiB,
-        // Per-request lines cost a write each; they are on only at LOG_LEVEL=debug or trace.
+    // Per-request lines cost a write each; they are on only at LOG_LEVEL=debug or trace.
     logController: new LogController({
       disableRequestLogging: options.logger === false || !options.logger.isLevelEnabled('debug'),
     }),

@@ -1,0 +1,66 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const fixture = new URL('./fixtures/slow-service.ts', import.meta.url).pathname;
+let tempDir: string | undefined;
+
+afterEach(() => {
+  if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
+  tempDir = undefined;
+});
+
+async function startFixture(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+    env: { PATH: process.env.PATH, HOST: '127.0.0.1', NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const lines: string[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      const match = /running on port (\d+)/.exec(line);
+      if (match) resolve(Number(match[1]));
+    });
+    void exited.then((code) => reject(new Error(`fixture exited with ${code}`)));
+  });
+  return { child, port, exited, lines };
+}
+
+describe('runService', () => {
+  it('lets an in-flight request finish on SIGTERM, refuses new connections, and exits 0', async () => {
+    const { child, port, exited } = await startFixture({ SLOW_MS: '800' });
+    const inFlight = fetch(`http://127.0.0.1:${port}/slow`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    child.kill('SIGTERM');
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ done: true });
+    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    expect(await exited).toBe(0);
+  });
+
+  it('writes JSON log lines to LOG_DIR/<name>.log as well as stdout', async () => {
+    tempDir = mkdtempSync(join(tmpdir(), 'kit-logs-'));
+    const { child, exited, lines } = await startFixture({ LOG_DIR: tempDir });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const fileLines = readFileSync(join(tempDir, 'slow.log'), 'utf8').trim().split('\n');
+    expect(fileLines).toEqual(lines);
+    expect(fileLines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain('stopped');
+  });
+
+  it('writes readable, non-JSON lines in development', async () => {
+    const { child, exited, lines } = await startFixture({ NODE_ENV: 'development' });
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    const started = lines.find((l) => l.includes('Slow service running on port'));
+    expect(started).toMatch(/INFO \(slow\): Slow service running on port \d+/);
+    expect(() => JSON.parse(started ?? '')).toThrow();
+  });
+});

@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { createServer, HttpError } from '../src/index.js';
+
+let app: FastifyInstance;
+
+function build(bodyLimit?: number): FastifyInstance {
+  app = createServer({ logger: false, ...(bodyLimit === undefined ? {} : { bodyLimit }) });
+  app.post('/echo', async (request) => ({ received: request.body }));
+  app.get('/boom', async () => {
+    throw new Error('secret internals: password=hunter2');
+  });
+  app.get('/unavailable', async () => {
+    throw new HttpError(503, 'Database unavailable');
+  });
+  app.get('/items/:id', { schema: { params: { type: 'object', properties: { id: { type: 'integer' } } } } }, async () => ({}));
+  return app;
+}
+
+afterEach(async () => {
+  await app.close();
+});
+
+describe('createServer', () => {
+  it('parses JSON bodies', async () => {
+    const res = await build().inject({ method: 'POST', url: '/echo', payload: { a: 1 } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ received: { a: 1 } });
+  });
+
+  it('answers malformed JSON with 400', async () => {
+    const res = await build().inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: '{"a":' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'Request body is not valid JSON' });
+  });
+
+  it('answers an empty JSON body with 400', async () => {
+    const res = await build().inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: '' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'Request body is empty but content-type is application/json' });
+  });
+
+  it('answers a body over the limit (1 MiB by default) with 413', async () => {
+    const big = JSON.stringify({ pad: 'x'.repeat(1024 * 1024) });
+    const res = await build().inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: big });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({ error: 'Request body is too large' });
+    const fits = JSON.stringify({ pad: 'x'.repeat(1024 * 1024 - 20) });
+    expect(Buffer.byteLength(fits)).toBeLessThanOrEqual(1024 * 1024);
+    expect(
+      (await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: fits })).statusCode,
+    ).toBe(200);
+  });
+
+  it('answers a non-JSON content type with 415', async () => {
+    const res = await build().inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'text/plain' }, payload: 'hello' });
+    expect(res.statusCode).toBe(415);
+    expect(res.json()).toEqual({ error: 'Unsupported content type: send application/json' });
+  });
+
+  it('hides the message of an unexpected error behind a generic 500', async () => {
+    const res = await build().inject({ method: 'GET', url: '/boom' });
+    expect(res.statusCode).toBe(500);
+    expect(res.body).toBe('{"error":"Internal server error"}');
+  });
+
+  it('shows the message of an HttpError, also for 5xx', async () => {
+    const res = await build().inject({ method: 'GET', url: '/unavailable' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ error: 'Database unavailable' });
+  });
+
+  it('answers schema violations with 400 naming the field', async () => {
+    const res = await build().inject({ method: 'GET', url: '/items/abc' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'Invalid request: params/id must be integer' });
+  });
+
+  it('answers 405 with Allow on a parametric path and 404 elsewhere', async () => {
+    const wrongMethod = await build().inject({ method: 'PUT', url: '/items/7' });
+    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.headers.allow).toBe('GET, HEAD, OPTIONS');
+    const postOnly = await app.inject({ method: 'GET', url: '/echo' });
+    expect(postOnly.statusCode).toBe(405);
+    expect(postOnly.headers.allow).toBe('POST, OPTIONS');
+    const unknown = await app.inject({ method: 'GET', url: '/nothing' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ error: 'Not found: GET /nothing' });
+  });
+
+  it('answers a malformed URL with 400 JSON', async () => {
+    const res = await build().inject({ method: 'GET', url: '/items/%E0%A4%A' });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toHaveProperty('error');
+  });
+
+  it('allows every origin and answers preflight', async () => {
+    const res = await build().inject({
+      method: 'OPTIONS',
+      url: '/echo',
+      headers: { origin: 'https://example.org', 'access-control-request-method': 'POST' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('bounds how long a client may take with its headers and its request', () => {
+    build();
+    expect(app.server.headersTimeout).toBe(10_000);
+    expect(app.server.requestTimeout).toBe(30_000);
+    expect(app.server.keepAliveTimeout).toBe(72_000);
+  });
+
+  it('caps simultaneous connections when asked', async () => {
+    app = createServer({ logger: false, maxConnections: 1024 });
+    await app.ready();
+    expect(app.server.maxConnections).toBe(1024);
+  });
+});
