@@ -20,8 +20,10 @@ export interface LoggerOptions {
  * flush on exit, and the log survives a crash up to the last line.
  */
 export function createLogger(options: LoggerOptions): Logger {
-  const streams: { stream: DestinationStream }[] = [
+  // Streams take every line (trace): the logger's own level is the one filter.
+  const streams: { level: 'trace'; stream: DestinationStream }[] = [
     {
+      level: 'trace',
       stream: options.production
         ? pino.destination({ dest: 1, sync: true })
         : pretty({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }),
@@ -29,7 +31,7 @@ export function createLogger(options: LoggerOptions): Logger {
   ];
   if (options.logDir !== undefined) {
     mkdirSync(options.logDir, { recursive: true });
-    streams.push({ stream: pino.destination({ dest: join(options.logDir, `${options.name}.log`), sync: true }) });
+    streams.push({ level: 'trace', stream: pino.destination({ dest: join(options.logDir, `${options.name}.log`), sync: true }) });
   }
   return pino({ name: options.name, level: options.level ?? 'info', base: { pid: process.pid } }, pino.multistream(streams));
 }

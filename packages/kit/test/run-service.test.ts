@@ -63,4 +63,18 @@ describe('runService', () => {
     expect(started).toMatch(/INFO \(slow\): Slow service running on port \d+/);
     expect(() => JSON.parse(started ?? '')).toThrow();
   });
+
+  it('logs each request only at LOG_LEVEL=debug', async () => {
+    for (const [level, expected] of [
+      ['info', false],
+      ['debug', true],
+    ] as const) {
+      const { child, port, exited, lines } = await startFixture({ LOG_LEVEL: level });
+      await (await fetch(`http://127.0.0.1:${port}/health`)).text();
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const messages = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+      expect(messages.includes('request completed')).toBe(expected);
+    }
+  });
 });
