@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../support/free-port.js';
+import { repoRoot } from '../support/service-process.js';
+
+/** Runs `npm start -- <stack>` without the build step (npm test has built already). */
+function startStack(stack: string | undefined, env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', ...(stack === undefined ? [] : [stack])], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  for (const input of [child.stdout, child.stderr]) createInterface({ input }).on('line', (line) => lines.push(line));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const up = new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (lines.some((l) => /^start: stack ".*" is up/.test(l))) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 50);
+    void exited.then(() => {
+      clearInterval(timer);
+      reject(new Error(`stack exited:\n${lines.join('\n')}`));
+    });
+  });
+  return { child, lines, exited, up };
+}
+
+describe('npm start -- [stack]', () => {
+  it('runs the simple stack by default: A, then the proxy once A is healthy; SIGTERM stops both', async () => {
+    const [webPort, proxyPort] = [await freePort(), await freePort()];
+    const stack = startStack(undefined, { SIMPLE_PORT: String(webPort), PROXY_PORT: String(proxyPort) });
+    await stack.up;
+    const order = stack.lines.filter((l) => / is healthy on /.test(l));
+    expect(order).toEqual([`start: simple is healthy on http://127.0.0.1:${webPort}`, `start: proxy is healthy on http://127.0.0.1:${proxyPort}`]);
+    expect(stack.lines.some((l) => l.startsWith('[simple] ') && l.includes(`Server running on port ${webPort}`))).toBe(true);
+    const viaProxy = (await (await fetch(`http://127.0.0.1:${proxyPort}/`)).json()) as { message: string };
+    expect(viaProxy.message).toBe('Hello from Docker!');
+
+    stack.child.kill('SIGTERM');
+    expect(await stack.exited).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${webPort}/health`)).rejects.toThrow();
+    await expect(fetch(`http://127.0.0.1:${proxyPort}/health`)).rejects.toThrow();
+  });
+
+  it('names the port and the variable that moves it when a port is taken', async () => {
+    const blocker = createServer().listen(0, '0.0.0.0');
+    await once(blocker, 'listening');
+    const taken = (blocker.address() as { port: number }).port;
+    try {
+      const stack = startStack('simple', { SIMPLE_PORT: String(await freePort()), PROXY_PORT: String(taken) });
+      expect(await stack.exited).toBe(1);
+      expect(stack.lines).toEqual([`start: port ${taken} is already in use; set PROXY_PORT to another port`]);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('refuses an unknown stack with the list of stacks', async () => {
+    const stack = startStack('nope', {});
+    expect(await stack.exited).toBe(1);
+    expect(stack.lines).toEqual(['start: unknown stack "nope"; choose one of simple, database, two-tier']);
+  });
+});
