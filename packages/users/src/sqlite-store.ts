@@ -1,0 +1,66 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserStore } from './user.js';
+
+/** The file's name inside DATA_DIR, as the original's `sqlite:///app.db`. */
+export const SQLITE_FILE = 'app.db';
+
+// SQLite has no timestamp type: created_at is ISO 8601 text in UTC, written by SQLite itself in
+// the same form the PostgreSQL adapter returns. The CHECKs hold the limits PostgreSQL's varchar holds.
+const createTable = `CREATE TABLE IF NOT EXISTS users (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL CHECK (length(name) <= 100),
+  email TEXT NOT NULL UNIQUE CHECK (length(email) <= 120),
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+)`;
+
+// Codes meaning "the file is busy, unreadable or full", worth a retry rather than a bug report.
+const unavailableCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|NOMEM)/;
+
+function classify(error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && unavailableCodes.test(code) ? new DatabaseUnavailableError(error) : error;
+}
+
+/**
+ * A SQLite file in dataDir through better-sqlite3. Calls are synchronous and short; WAL lets
+ * readers run beside a writer, and the busy timeout lets two processes share the file.
+ */
+export function createSqliteStore(dataDir: string): UserStore {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(join(dataDir, SQLITE_FILE));
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 2000');
+  db.pragma('synchronous = NORMAL'); // with WAL: durable at checkpoints, never corrupt
+  db.exec(createTable);
+  const list = db.prepare<[], User>('SELECT id, name, email, created_at FROM users ORDER BY id');
+  const insert = db.prepare<[string, string], User>(
+    'INSERT INTO users (name, email) VALUES (?, ?) ON CONFLICT (email) DO NOTHING RETURNING id, name, email, created_at',
+  );
+  const probe = db.prepare<[], { ok: number }>('SELECT 1 AS ok');
+
+  const run = <T>(action: () => T): Promise<T> => {
+    try {
+      return Promise.resolve(action());
+    } catch (error) {
+      return Promise.reject(classify(error));
+    }
+  };
+
+  return {
+    kind: 'sqlite',
+    // The table is created when the file is opened above; nothing can be pending here.
+    init: () => Promise.resolve(),
+    list: () => run(() => list.all()),
+    create: (user: NewUser) =>
+      run(() => {
+        const stored = insert.get(user.name, user.email);
+        if (stored === undefined) throw new DuplicateEmailError(user.email);
+        return stored;
+      }),
+    // Synchronous, so it cannot hang beyond the busy timeout; the bound is kept by the interface.
+    ping: () => run(() => Boolean(probe.get()?.ok)).catch(() => false),
+    close: () => run(() => void db.close()),
+  };
+}

@@ -1,0 +1,92 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, DatabaseUnavailableError } from '../src/index.js';
+import { usePostgres } from '../../../test/support/postgres.js';
+
+/** A server that accepts connections and never answers: a database that hangs. */
+async function startSilentServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `postgresql://user:password@127.0.0.1:${port}/db`,
+    close: async () => {
+      sockets.forEach((socket) => socket.destroy());
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('PostgreSQL adapter when the database hangs', () => {
+  it('reports the probe as failed within its bound and fails data calls as unavailable', async () => {
+    const silent = await startSilentServer();
+    const store = createPostgresStore(silent.url, { connectTimeoutMs: 500 });
+    try {
+      const started = Date.now();
+      expect(await store.ping(300)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(1_500); // a bound demanded by the health check, with a wide margin
+      await expect(store.list()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      await expect(store.create({ name: 'A', email: 'a@b.c' })).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    } finally {
+      await store.close();
+      await silent.close();
+    }
+  });
+
+  it('fails data calls as unavailable when nothing listens', async () => {
+    const silent = await startSilentServer();
+    await silent.close(); // its port is now closed
+    const store = createPostgresStore(silent.url);
+    try {
+      await expect(store.list()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      expect(await store.ping(1_000)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+const postgres = await usePostgres(true);
+
+describe.skipIf(postgres === undefined)('PostgreSQL adapter when the server stops and comes back', () => {
+  afterAll(() => postgres?.destroy());
+
+  it('fails fast while the server is down and recovers by itself once it is back', async () => {
+    const errors: Error[] = [];
+    const store = createPostgresStore(await postgres!.createDatabase(), { onIdleError: (error) => errors.push(error) });
+    try {
+      const kept = await store.create({ name: 'Before', email: 'before@example.com' });
+      await postgres!.stop();
+      expect(await store.ping(1_000)).toBe(false);
+      await expect(store.list()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      await expect(store.create({ name: 'During', email: 'during@example.com' })).rejects.toBeInstanceOf(
+        DatabaseUnavailableError,
+      );
+      await postgres!.start();
+      expect(await store.ping(1_000)).toBe(true);
+      const after = await store.create({ name: 'After', email: 'after@example.com' });
+      expect(await store.list()).toEqual([kept, after]);
+      // The idle connection cut by the shutdown was reported, not thrown.
+      expect(errors.length).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('creates the table once the database is reachable when it was down at first', async () => {
+    const url = await postgres!.createDatabase();
+    await postgres!.stop();
+    const store = createPostgresStore(url);
+    try {
+      await expect(store.init()).rejects.toBeInstanceOf(DatabaseUnavailableError);
+      await postgres!.start();
+      expect(await store.list()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+});
