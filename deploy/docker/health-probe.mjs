@@ -1,0 +1,17 @@
+// The image health check (spec 8): GET /health on the service's own port; exit 0 only on 200.
+// Node itself does the request, so the runtime image needs no curl or wget.
+import { request } from 'node:http';
+
+const port = Number(process.env.PORT ?? 3000);
+const TIMEOUT_MS = 2_500; // below the 3 s HEALTHCHECK timeout, so a hung server fails cleanly
+
+const req = request({ host: '127.0.0.1', port, path: '/health', timeout: TIMEOUT_MS }, (res) => {
+  res.resume();
+  process.exit(res.statusCode === 200 ? 0 : 1);
+});
+req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
+req.on('error', (error) => {
+  process.stderr.write(`health probe: ${error.message}\n`);
+  process.exit(1);
+});
+req.end();
