@@ -1,0 +1,107 @@
+import { runLoad, type LoadRequest, type LoadResult, type LoadSettings } from './load-generator.js';
+import { startServer, type ServerProcess, type ServerSpec } from './server-process.js';
+
+export interface RunSettings {
+  load: LoadSettings;
+  rounds: number;
+  warmupSeconds: number;
+  /** How many fresh starts the start-up time is the median of. */
+  startups: number;
+  /** CPU lists: the server under test, and everything else (load generator, upstreams, database). */
+  cpus: { server: string | undefined; other: string | undefined };
+}
+
+/** What the load generator sends; every contender gets the same, at its own base URL. */
+export interface Route {
+  /** Shown in the table, e.g. `GET /api/users`. */
+  name: string;
+  path: string;
+  method: LoadRequest['method'];
+  body?: string;
+}
+
+export const getRoute = (path: string): Route => ({ name: `GET ${path}`, path, method: 'GET' });
+
+/** One line of the table: the medians of one contender on one route. */
+export interface Row {
+  scenario: string;
+  route: string;
+  label: string;
+  /** The route's baseline, which `ratio` is against. */
+  baseline: string;
+  requestsPerSecond: number;
+  /** requestsPerSecond over the baseline's. */
+  ratio: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  rssMb: number;
+  startupMs: number;
+  rounds: LoadResult[];
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/** Starts a server `times` times and keeps the last one, reporting the median start-up time. */
+export async function startMeasured(spec: ServerSpec, times: number): Promise<ServerProcess> {
+  const startups: number[] = [];
+  for (let i = 1; ; i++) {
+    const server = await startServer(spec);
+    startups.push(server.startupMs);
+    if (i >= times) return { ...server, startupMs: median(startups) };
+    await server.stop();
+  }
+}
+
+/**
+ * Loads each contender in turn, round after round, reversing the order every round so that
+ * drift in the machine's speed (other work, thermal) hits them alike; reports medians.
+ * The first round is preceded by a warm-up of each contender, so the JIT has settled.
+ * The last contender is the baseline the others' throughput ratios are against.
+ */
+export async function measureRoute(
+  scenario: string,
+  route: Route,
+  contenders: ServerProcess[],
+  settings: RunSettings,
+): Promise<Row[]> {
+  const results = contenders.map(() => [] as LoadResult[]);
+  const request = (server: ServerProcess): LoadRequest => ({ url: server.baseUrl + route.path, method: route.method, body: route.body });
+  if (settings.warmupSeconds > 0) {
+    for (const contender of contenders) {
+      await runLoad(request(contender), { ...settings.load, durationSeconds: settings.warmupSeconds });
+    }
+  }
+  for (let round = 0; round < settings.rounds; round++) {
+    const order = contenders.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      results[i]?.push(await runLoad(request(contenders[i] as ServerProcess), settings.load));
+    }
+  }
+  const baseline = contenders[contenders.length - 1] as ServerProcess;
+  const baselineRps = median((results[contenders.length - 1] ?? []).map((r) => r.requestsPerSecond));
+  return contenders.map((contender, i) => {
+    const rounds = results[i] ?? [];
+    const requestsPerSecond = median(rounds.map((r) => r.requestsPerSecond));
+    return {
+      scenario,
+      route: route.name,
+      label: contender.label,
+      baseline: baseline.label,
+      requestsPerSecond,
+      ratio: requestsPerSecond / baselineRps,
+      p50Ms: median(rounds.map((r) => r.p50Ms)),
+      p99Ms: median(rounds.map((r) => r.p99Ms)),
+      errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+      rssMb: contender.rssBytes() / 2 ** 20,
+      startupMs: contender.startupMs,
+      rounds,
+    };
+  });
+}
+

@@ -1,0 +1,46 @@
+import { spawnSync } from 'node:child_process';
+import { cpus, release, totalmem } from 'node:os';
+import type { Row } from './measure.js';
+import type { TargetCheck } from './targets.js';
+
+/** What the figures depend on, recorded beside them. */
+export function describeMachine(loadGenerator: string): Record<string, string | number> {
+  // First line of a tool's version output, wherever it writes it (nginx -v: stderr; wrk -v exits 1).
+  const version = (command: string, args: string[]): string => {
+    const result = spawnSync(command, args, { encoding: 'utf8' });
+    if (result.error !== undefined) return 'not installed';
+    return `${result.stdout}${result.stderr}`.split('\n')[0]?.trim() ?? '';
+  };
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+    loadGenerator: loadGenerator === 'wrk' ? version('wrk', ['-v']) : version(process.execPath, ['node_modules/autocannon/autocannon.js', '--version']),
+    nginx: version('nginx', ['-v']),
+  };
+}
+
+const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+
+/** The table as Markdown: readable in a terminal and pasted as is into the README. */
+export function formatTable(rows: Row[]): string {
+  const lines = [
+    '| Scenario | Route | Server | req/s | vs baseline | p50 ms | p99 ms | errors | RSS MB | start-up ms |',
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const r of rows) {
+    const ratio = r.label === r.baseline ? `(${r.baseline})` : fixed(r.ratio, 2);
+    lines.push(
+      `| ${r.scenario} | ${r.route} | ${r.label} | ${Math.round(r.requestsPerSecond)} | ${ratio} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} | ${r.errors} | ${fixed(r.rssMb, 0)} | ${fixed(r.startupMs, 0)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export function formatTargets(targets: TargetCheck[]): string {
+  return targets
+    .map((t) => `- ${t.met ? 'met   ' : 'MISSED'} ${t.name}: ${fixed(t.actual, 2)} (${t.comparison} ${t.limit})`)
+    .join('\n');
+}

@@ -1,0 +1,78 @@
+/**
+ * The benchmark suite (`npm run bench -- [options]`): each service as a production process
+ * beside a baseline measured in the same run, on a pinned core. See the README's
+ * performance section. Options:
+ *   --only a,proxy,b,c   scenarios to run (default all)
+ *   --quick              a smoke run: 2 s rounds, one round, short warm-up
+ *   --duration S --rounds N --connections C --loadgen wrk|autocannon
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultLoadGenerator, type LoadGeneratorName } from './load-generator.js';
+import type { Row, RunSettings } from './measure.js';
+import { describeMachine, formatTable, formatTargets } from './report.js';
+import { runSimple } from './scenarios/simple.js';
+import { repoRoot } from './server-process.js';
+import type { ScenarioResult, TargetCheck } from './targets.js';
+
+const scenarios: Record<string, (settings: RunSettings) => Promise<ScenarioResult>> = {
+  a: runSimple,
+};
+
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    duration: { type: 'string' },
+    rounds: { type: 'string' },
+    connections: { type: 'string', default: '50' },
+    loadgen: { type: 'string' },
+  },
+});
+
+const selected = values.only?.split(',').map((s) => s.trim().toLowerCase()) ?? Object.keys(scenarios);
+const unknown = selected.filter((id) => !(id in scenarios));
+if (unknown.length > 0) {
+  process.stderr.write(`bench: unknown scenario ${unknown.join(', ')}; choose from ${Object.keys(scenarios).join(', ')}\n`);
+  process.exit(2);
+}
+const loadGenerator = (values.loadgen ?? defaultLoadGenerator()) as LoadGeneratorName;
+// With two or more cores the server under test gets core 0 to itself and everything else
+// (load generator, upstream, database) runs on the others; on one core nothing is pinned.
+const coreCount = cpus().length;
+const pinning = coreCount >= 2 ? { server: '0', other: `1-${coreCount - 1}` } : { server: undefined, other: undefined };
+const settings: RunSettings = {
+  load: {
+    tool: loadGenerator,
+    connections: Number(values.connections),
+    durationSeconds: Number(values.duration ?? (values.quick ? 2 : 8)),
+    cpus: pinning.other,
+  },
+  rounds: Number(values.rounds ?? (values.quick ? 1 : 3)),
+  warmupSeconds: values.quick ? 1 : 3,
+  startups: values.quick ? 1 : 3,
+  cpus: pinning,
+};
+
+const rows: Row[] = [];
+const targets: TargetCheck[] = [];
+for (const id of selected) {
+  process.stderr.write(`bench: scenario ${id}...\n`);
+  const result = await (scenarios[id] as (s: RunSettings) => Promise<ScenarioResult>)(settings);
+  rows.push(...result.rows);
+  targets.push(...result.targets);
+}
+
+const machine = describeMachine(loadGenerator);
+const report = { date: new Date().toISOString(), command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(), machine, settings, rows, targets };
+const resultsDir = join(repoRoot, 'bench/results');
+mkdirSync(resultsDir, { recursive: true });
+// A full run is the committed reference; partial and quick runs stay local (git-ignored).
+const full = values.only === undefined && !values.quick;
+const file = join(resultsDir, full ? 'latest.json' : `${report.date.replace(/[:.]/g, '-')}.local.json`);
+writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+
+process.stdout.write(`\n${formatTable(rows)}\n\nTargets:\n${formatTargets(targets)}\n\n`);
+process.stdout.write(`Machine: ${Object.entries(machine).map(([k, v]) => `${k} ${v}`).join('; ')}\nWritten to ${file}\n`);

@@ -1,0 +1,46 @@
+import type { Row } from './measure.js';
+
+/** One target of the issue, checked against this run's figures. */
+export interface TargetCheck {
+  name: string;
+  actual: number;
+  comparison: 'at least' | 'at most';
+  limit: number;
+  met: boolean;
+}
+
+export interface ScenarioResult {
+  rows: Row[];
+  targets: TargetCheck[];
+}
+
+export function atLeast(name: string, actual: number, limit: number): TargetCheck {
+  return { name, actual, comparison: 'at least', limit, met: actual >= limit };
+}
+
+export function atMost(name: string, actual: number, limit: number): TargetCheck {
+  return { name, actual, comparison: 'at most', limit, met: actual <= limit };
+}
+
+export function rowOf(rows: Row[], route: string, label: string): Row {
+  const row = rows.find((r) => r.route === route && r.label === label);
+  if (row === undefined) throw new Error(`no figures for ${label} on ${route}`);
+  return row;
+}
+
+/** Throughput of a subject as a share of its baseline on one route. */
+export function throughputRatio(rows: Row[], route: string, subject: string, baseline: string): number {
+  return rowOf(rows, route, subject).requestsPerSecond / rowOf(rows, route, baseline).requestsPerSecond;
+}
+
+/** The targets every service shares: no errors, RSS after load against its baseline's, start-up time. */
+export function processTargets(rows: Row[], subject: string, baseline: string, startupLimitMs: number): TargetCheck[] {
+  const own = rows.filter((r) => r.label === subject);
+  const base = rows.filter((r) => r.label === baseline);
+  const maxRss = (list: Row[]): number => Math.max(...list.map((r) => r.rssMb));
+  return [
+    atMost(`${subject}: errors under load`, own.reduce((sum, r) => sum + r.errors, 0), 0),
+    atMost(`${subject}: RSS after load / ${baseline}'s`, maxRss(own) / maxRss(base), 1.3),
+    atMost(`${subject}: start-up to healthy (ms)`, own[0]?.startupMs ?? Number.NaN, startupLimitMs),
+  ];
+}
