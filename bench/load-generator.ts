@@ -42,7 +42,18 @@ function pinned(cpus: string | undefined, command: string, args: string[]): [str
 
 async function runWrk(request: LoadRequest, settings: LoadSettings): Promise<LoadResult> {
   const script = join(repoRoot, 'bench/wrk-report.lua');
-  const args = ['-t1', `-c${settings.connections}`, `-d${settings.durationSeconds}s`, '--timeout', '5s', '-s', script, request.url, '--', request.method];
+  const args = [
+    '-t1',
+    `-c${settings.connections}`,
+    `-d${settings.durationSeconds}s`,
+    '--timeout',
+    '5s',
+    '-s',
+    script,
+    request.url,
+    '--',
+    request.method,
+  ];
   if (request.body !== undefined) args.push(request.body);
   const { stdout } = await run(...pinned(settings.cpus, 'wrk', args));
   const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));

@@ -63,12 +63,7 @@ export async function startMeasured(spec: ServerSpec, times: number): Promise<Se
  * The first round is preceded by a warm-up of each contender, so the JIT has settled.
  * The last contender is the baseline the others' throughput ratios are against.
  */
-export async function measureRoute(
-  scenario: string,
-  route: Route,
-  contenders: ServerProcess[],
-  settings: RunSettings,
-): Promise<Row[]> {
+export async function measureRoute(scenario: string, route: Route, contenders: ServerProcess[], settings: RunSettings): Promise<Row[]> {
   const results = contenders.map(() => [] as LoadResult[]);
   const request = (server: ServerProcess): LoadRequest => ({ url: server.baseUrl + route.path, method: route.method, body: route.body });
   if (settings.warmupSeconds > 0) {
@@ -104,4 +99,3 @@ export async function measureRoute(
     };
   });
 }
-

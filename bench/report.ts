@@ -17,7 +17,8 @@ export function describeMachine(loadGenerator: string): Record<string, string | 
     memoryGb: Math.round(totalmem() / 2 ** 30),
     kernel: release(),
     node: process.version,
-    loadGenerator: loadGenerator === 'wrk' ? version('wrk', ['-v']) : version(process.execPath, ['node_modules/autocannon/autocannon.js', '--version']),
+    loadGenerator:
+      loadGenerator === 'wrk' ? version('wrk', ['-v']) : version(process.execPath, ['node_modules/autocannon/autocannon.js', '--version']),
     nginx: version('nginx', ['-v']),
   };
 }
@@ -40,7 +41,5 @@ export function formatTable(rows: Row[]): string {
 }
 
 export function formatTargets(targets: TargetCheck[]): string {
-  return targets
-    .map((t) => `- ${t.met ? 'met   ' : 'MISSED'} ${t.name}: ${fixed(t.actual, 2)} (${t.comparison} ${t.limit})`)
-    .join('\n');
+  return targets.map((t) => `- ${t.met ? 'met   ' : 'MISSED'} ${t.name}: ${fixed(t.actual, 2)} (${t.comparison} ${t.limit})`).join('\n');
 }

@@ -13,12 +13,14 @@ import { parseArgs } from 'node:util';
 import { defaultLoadGenerator, type LoadGeneratorName } from './load-generator.js';
 import type { Row, RunSettings } from './measure.js';
 import { describeMachine, formatTable, formatTargets } from './report.js';
+import { runProxy } from './scenarios/proxy.js';
 import { runSimple } from './scenarios/simple.js';
 import { repoRoot } from './server-process.js';
 import type { ScenarioResult, TargetCheck } from './targets.js';
 
 const scenarios: Record<string, (settings: RunSettings) => Promise<ScenarioResult>> = {
   a: runSimple,
+  proxy: runProxy,
 };
 
 const { values } = parseArgs({
@@ -66,7 +68,14 @@ for (const id of selected) {
 }
 
 const machine = describeMachine(loadGenerator);
-const report = { date: new Date().toISOString(), command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(), machine, settings, rows, targets };
+const report = {
+  date: new Date().toISOString(),
+  command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+  machine,
+  settings,
+  rows,
+  targets,
+};
 const resultsDir = join(repoRoot, 'bench/results');
 mkdirSync(resultsDir, { recursive: true });
 // A full run is the committed reference; partial and quick runs stay local (git-ignored).
@@ -75,4 +84,8 @@ const file = join(resultsDir, full ? 'latest.json' : `${report.date.replace(/[:.
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 
 process.stdout.write(`\n${formatTable(rows)}\n\nTargets:\n${formatTargets(targets)}\n\n`);
-process.stdout.write(`Machine: ${Object.entries(machine).map(([k, v]) => `${k} ${v}`).join('; ')}\nWritten to ${file}\n`);
+process.stdout.write(
+  `Machine: ${Object.entries(machine)
+    .map(([k, v]) => `${k} ${v}`)
+    .join('; ')}\nWritten to ${file}\n`,
+);

@@ -39,7 +39,11 @@ export function processTargets(rows: Row[], subject: string, baseline: string, s
   const base = rows.filter((r) => r.label === baseline);
   const maxRss = (list: Row[]): number => Math.max(...list.map((r) => r.rssMb));
   return [
-    atMost(`${subject}: errors under load`, own.reduce((sum, r) => sum + r.errors, 0), 0),
+    atMost(
+      `${subject}: errors under load`,
+      own.reduce((sum, r) => sum + r.errors, 0),
+      0,
+    ),
     atMost(`${subject}: RSS after load / ${baseline}'s`, maxRss(own) / maxRss(base), 1.3),
     atMost(`${subject}: start-up to healthy (ms)`, own[0]?.startupMs ?? Number.NaN, startupLimitMs),
   ];

@@ -1,0 +1,51 @@
+import { getRoute, measureRoute, startMeasured, type RunSettings } from '../measure.js';
+import { nginxInstalled, tunedNginx } from '../nginx.js';
+import { nodeServer, startServer, type ServerProcess } from '../server-process.js';
+import { atLeast, atMost, processTargets, rowOf, throughputRatio, type ScenarioResult } from '../targets.js';
+import { bareSimple } from './simple.js';
+
+/**
+ * Proxy: the TypeScript proxy and a tuned nginx, each alone on the server core, in front of
+ * the same bare node:http upstream (on the other core, with the load generator); and the
+ * upstream loaded directly, the path without a proxy.
+ */
+export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
+  const upstream = await startServer({ ...nodeServer('direct (bare upstream)', bareSimple, {}, settings.cpus.other) });
+  const upstreamUrl = upstream.baseUrl;
+  const proxyEnv = { UPSTREAM_URL: upstreamUrl };
+  const started: ServerProcess[] = [upstream];
+  const cleanups: (() => void)[] = [];
+  try {
+    const proxy = await startMeasured(
+      nodeServer('proxy', 'services/proxy/dist/main.js', proxyEnv, settings.cpus.server),
+      settings.startups,
+    );
+    started.push(proxy);
+    const contenders = [proxy, upstream];
+    if (nginxInstalled()) {
+      const nginx = await tunedNginx(Number(new URL(upstreamUrl).port), settings.cpus.server);
+      cleanups.push(nginx.cleanup);
+      const reference = await startServer(nginx.spec);
+      started.push(reference);
+      contenders.push(reference);
+    } else {
+      process.stderr.write(
+        'bench: nginx is not installed (apt-get install nginx-light): the proxy is compared with the direct path only\n',
+      );
+    }
+    const baseline = contenders[contenders.length - 1] as ServerProcess;
+    const rows = [];
+    for (const path of ['/api/users', '/health']) rows.push(...(await measureRoute('Proxy', getRoute(path), contenders, settings)));
+    const route = 'GET /api/users';
+    const targets = [
+      atMost('Proxy GET /api/users: p99 / direct p99', rowOf(rows, route, proxy.label).p99Ms / rowOf(rows, route, upstream.label).p99Ms, 2),
+      ...processTargets(rows, proxy.label, upstream.label, 500),
+    ];
+    if (baseline !== upstream)
+      targets.unshift(atLeast('Proxy GET /api/users: proxy / tuned nginx', throughputRatio(rows, route, proxy.label, baseline.label), 0.6));
+    return { rows, targets };
+  } finally {
+    await Promise.all(started.map((server) => server.stop()));
+    for (const cleanup of cleanups) cleanup();
+  }
+}
