@@ -1,4 +1,5 @@
 export { openUserStore } from './open-store.js';
+export { startUserStore } from './start-store.js';
 export type { OpenedStore } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
 export type { PostgresStoreOptions } from './postgres-store.js';

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { readString, readUrl, type Env } from '@svc/kit';
+import { ConfigError, readString, readUrl, type Env } from '@svc/kit';
 import { createPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
 import type { UserStore } from './user.js';
@@ -13,7 +13,8 @@ export interface OpenedStore {
 /**
  * The store the environment asks for: PostgreSQL when DATABASE_URL is set
  * (`postgresql://user:password@host:port/db`, also `postgres://`), otherwise a SQLite file
- * in DATA_DIR (default ./data). A malformed URL is a ConfigError, reported at start-up.
+ * in DATA_DIR (default ./data). A malformed URL or an unusable DATA_DIR is a ConfigError,
+ * reported at start-up.
  */
 export function openUserStore(env: Env, options: PostgresStoreOptions = {}): OpenedStore {
   if (env.DATABASE_URL?.trim()) {
@@ -24,5 +25,11 @@ export function openUserStore(env: Env, options: PostgresStoreOptions = {}): Ope
     };
   }
   const dataDir = resolve(readString(env, 'DATA_DIR', './data'));
-  return { store: createSqliteStore(dataDir), location: `SQLite file ${join(dataDir, SQLITE_FILE)}` };
+  const location = `SQLite file ${join(dataDir, SQLITE_FILE)}`;
+  try {
+    return { store: createSqliteStore(dataDir), location };
+  } catch (error) {
+    // Typically a directory that is not writable: a start-up problem the operator must fix.
+    throw new ConfigError(`DATA_DIR: cannot open the ${location}: ${(error as Error).message}`);
+  }
 }

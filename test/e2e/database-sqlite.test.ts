@@ -1,0 +1,73 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commonContract } from '../contract/common.js';
+import { databaseContract } from '../contract/database.js';
+import { runServiceToExit, startService, type ServiceProcess } from '../support/service-process.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-sqlite-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('variant B as a real process on the SQLite file database', () => {
+  let service: ServiceProcess;
+  beforeAll(async () => {
+    service = await startService('database', { DATA_DIR: dataDir, FLASK_ENV: 'production' });
+  });
+  afterAll(() => service.stop());
+
+  databaseContract(() => service.baseUrl);
+  commonContract(() => service.baseUrl);
+
+  it('logs its start-up line and where the users are stored', () => {
+    const messages = service.lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(messages).toContain(`users stored in SQLite file ${join(dataDir, 'app.db')}`);
+    expect(messages).toContain(`Database app running on port ${service.port}`);
+  });
+});
+
+describe('variant B on SQLite across restarts', () => {
+  it('keeps the users when the process is stopped and started again on the same DATA_DIR', async () => {
+    const dir = join(dataDir, 'restart');
+    const first = await startService('database', { DATA_DIR: dir });
+    const res = await fetch(`${first.baseUrl}/api/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Kept', email: 'kept@example.com' }),
+    });
+    const created = await res.text();
+    expect(await first.stop()).toBe(0);
+    const second = await startService('database', { DATA_DIR: dir });
+    try {
+      expect(await (await fetch(`${second.baseUrl}/api/users`)).text()).toBe(`[${created}]`);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('stops with one line naming DATA_DIR when the directory cannot be used', async () => {
+    const file = join(dataDir, 'a-file');
+    writeFileSync(file, '');
+    const { code, output } = await runServiceToExit('database', { PORT: '0', DATA_DIR: join(file, 'data') });
+    expect(code).toBe(1);
+    expect(output).toBe(
+      `database: invalid configuration: DATA_DIR: cannot open the SQLite file ${join(file, 'data', 'app.db')}: ENOTDIR: not a directory, mkdir '${join(file, 'data')}'\n`,
+    );
+  });
+
+  it('stops with one line naming DATABASE_URL when it is not a PostgreSQL URL', async () => {
+    const { code, output } = await runServiceToExit('database', { PORT: '0', DATABASE_URL: 'mysql://u:p@db/x' });
+    expect(code).toBe(1);
+    expect(output).toBe('database: invalid configuration: DATABASE_URL must start with postgresql:// or postgres://, got "mysql://..."\n');
+  });
+
+  it('reports FLASK_ENV as its run mode, before NODE_ENV', async () => {
+    const service = await startService('database', { DATA_DIR: dataDir, FLASK_ENV: 'development', NODE_ENV: 'production' });
+    try {
+      // Development mode logs readable lines, not JSON.
+      expect(service.lines.some((l) => l.includes('Database app running on port') && !l.startsWith('{'))).toBe(true);
+    } finally {
+      await service.stop();
+    }
+  });
+});
