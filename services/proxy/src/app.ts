@@ -1,0 +1,73 @@
+import { createServer, type Logger } from '@svc/kit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Pool } from 'undici';
+import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
+import { discardRequestBody, upstreamRequestBody } from './request-body.js';
+import { upstreamFailure } from './upstream-error.js';
+
+export interface ProxyAppOptions {
+  logger: Logger | false;
+  /** Origin every request goes to, e.g. http://web:3000. */
+  upstream: URL;
+  /** Most simultaneous client connections, like nginx's worker_connections. */
+  maxConnections: number;
+  /** Longest wait to connect, for the response to begin, and between two body reads. */
+  upstreamTimeoutMs: number;
+  /** Largest request body, in bytes; default 1 MiB like nginx's client_max_body_size. */
+  bodyLimit?: number;
+}
+
+const MiB = 1024 * 1024;
+/** Idle upstream connections are kept this long: nginx's upstream keepalive_timeout, and
+ * below the services' 72 s, so that we close first and never reuse a closing socket. */
+const UPSTREAM_IDLE_MS = 60_000;
+
+/**
+ * The reverse proxy of spec 4.4: every method and path to one upstream, bodies streamed
+ * both ways, Host / X-Real-IP / X-Forwarded-For set as nginx sets them, connections to the
+ * upstream kept alive, and JSON errors (413, 502, 504) where nginx would answer HTML.
+ * Transparent: no CORS or 404/405 of its own, the upstream answers those.
+ */
+export function createProxyApp(options: ProxyAppOptions): FastifyInstance {
+  const bodyLimit = options.bodyLimit ?? MiB;
+  const app = createServer({ logger: options.logger, maxConnections: options.maxConnections, bodyLimit, cors: false });
+  const pool = new Pool(options.upstream.origin, {
+    // One request in flight per client connection at most, so this never queues.
+    connections: options.maxConnections,
+    connect: { timeout: options.upstreamTimeoutMs },
+    headersTimeout: options.upstreamTimeoutMs,
+    bodyTimeout: options.upstreamTimeoutMs,
+    keepAliveTimeout: UPSTREAM_IDLE_MS,
+    keepAliveMaxTimeout: UPSTREAM_IDLE_MS,
+  });
+  // Runs after the server stopped taking requests; close() lets in-flight ones finish.
+  app.addHook('onClose', async () => pool.close());
+
+  // Bodies are passed on as streams, never parsed: any content type is accepted as is.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+  async function forward(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const raw = request.raw;
+    const body = upstreamRequestBody(raw, bodyLimit);
+    // A client that gives up also ends its upstream request, as nginx does.
+    const abort = new AbortController();
+    reply.raw.once('close', () => abort.abort());
+    try {
+      const response = await pool.request({
+        method: raw.method as NonNullable<typeof raw.method>,
+        path: raw.url ?? '/',
+        headers: upstreamRequestHeaders(raw.headers, raw.socket.remoteAddress ?? ''),
+        body,
+        signal: abort.signal,
+      });
+      return reply.code(response.statusCode).headers(clientResponseHeaders(response.headers)).send(response.body);
+    } catch (error) {
+      discardRequestBody(raw);
+      throw upstreamFailure(error);
+    }
+  }
+
+  app.all('/*', forward);
+  return app;
+}

@@ -1,0 +1,25 @@
+import { ConfigError, readInt, readUrl, type Env } from '@svc/kit';
+
+export interface ProxyConfig {
+  upstream: URL;
+  maxConnections: number;
+  upstreamTimeoutMs: number;
+}
+
+/**
+ * UPSTREAM_URL (default http://web:3000, the spec's `web` on port 3000), MAX_CONNECTIONS
+ * (default 1024, nginx's worker_connections) and UPSTREAM_TIMEOUT_MS (default 60000,
+ * nginx's proxy_connect_timeout and proxy_read_timeout).
+ */
+export function readProxyConfig(env: Env): ProxyConfig {
+  const upstream = readUrl(env, 'UPSTREAM_URL', 'http://web:3000', ['http:']);
+  // Every request keeps its own path, so a path here would be silently ignored: refuse it.
+  if (upstream.pathname !== '/' || upstream.search !== '' || upstream.hash !== '' || upstream.username !== '') {
+    throw new ConfigError(`UPSTREAM_URL must be an origin like http://web:3000, without path, query or credentials, got "${upstream.href}"`);
+  }
+  return {
+    upstream,
+    maxConnections: readInt(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    upstreamTimeoutMs: readInt(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
+  };
+}

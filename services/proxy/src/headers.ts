@@ -1,0 +1,74 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * Headers that describe one connection rather than the message (RFC 9110 7.6.1), so a
+ * proxy must not pass them on in either direction. `expect` is answered here (Node sends
+ * 100 Continue itself) and the three forwarding headers are replaced, not copied.
+ */
+const hopByHop = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const replacedOnRequest = new Set([...hopByHop, 'expect', 'host', 'x-real-ip', 'x-forwarded-for']);
+
+/** Server name used as Host when the client sent none (HTTP/1.0), as nginx's `server_name localhost`. */
+const defaultHost = 'localhost';
+
+/** Names listed in a Connection header are hop-by-hop too; usually there are none to add. */
+function connectionTokens(connection: string | string[] | undefined): Set<string> | undefined {
+  if (typeof connection !== 'string') return undefined;
+  let tokens: Set<string> | undefined;
+  for (const token of connection.toLowerCase().split(',')) {
+    const name = token.trim();
+    if (name === '' || name === 'close' || name === 'keep-alive') continue;
+    (tokens ??= new Set()).add(name);
+  }
+  return tokens;
+}
+
+function isHopByHop(name: string, set: Set<string>, named: Set<string> | undefined): boolean {
+  return set.has(name) || name.startsWith('proxy-') || (named !== undefined && named.has(name));
+}
+
+/**
+ * The host name of the request as nginx's `$host` gives it: from the Host header, lower
+ * case and without the port; `localhost` when there is none.
+ */
+export function hostOf(host: string | undefined): string {
+  if (host === undefined || host === '') return defaultHost;
+  const end = host.startsWith('[') ? host.indexOf(']') + 1 : host.indexOf(':');
+  return (end > 0 ? host.slice(0, end) : host).toLowerCase();
+}
+
+/**
+ * The request headers for the upstream, as the flat [name, value, ...] list undici takes:
+ * the client's end-to-end headers, then Host, X-Real-IP and X-Forwarded-For (spec 4.4).
+ */
+export function upstreamRequestHeaders(headers: IncomingHttpHeaders, clientAddress: string): string[] {
+  const named = connectionTokens(headers.connection);
+  const out: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || isHopByHop(name, replacedOnRequest, named)) continue;
+    if (typeof value === 'string') out.push(name, value);
+    else for (const item of value) out.push(name, item);
+  }
+  const chain = headers['x-forwarded-for'];
+  out.push(
+    'host',
+    hostOf(headers.host),
+    'x-real-ip',
+    clientAddress,
+    'x-forwarded-for',
+    chain === undefined || chain === '' ? clientAddress : `${chain}, ${clientAddress}`,
+  );
+  return out;
+}
+
+/** The upstream's response headers without the hop-by-hop ones; Node frames the body itself. */
+export function clientResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const named = connectionTokens(headers.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined && !isHopByHop(name, hopByHop, named)) out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,18 @@
+import { HttpError } from '@svc/kit';
+
+/** undici's codes for an upstream that took too long: to connect, to answer, or between two reads. */
+const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * The client's answer when the upstream call failed before a response began: 504 when it
+ * timed out, 502 for everything else (refused, reset, closed early, unresolvable host,
+ * unparsable response). The same texts as the nginx config's error pages.
+ */
+export function upstreamFailure(error: unknown): HttpError {
+  if (error instanceof HttpError) return error; // our own, e.g. 413 from the body limit
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && timeoutCodes.has(code)) {
+    return new HttpError(504, 'Gateway timeout: upstream did not answer in time');
+  }
+  return new HttpError(502, 'Bad gateway: upstream unavailable');
+}

@@ -1,0 +1,197 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { expect, it } from 'vitest';
+import type { EchoedRequest, EchoUpstream } from '../support/echo-upstream.js';
+
+const MiB = 1024 * 1024;
+
+export interface ProxyContractOptions {
+  baseUrl: () => string;
+  upstream: () => EchoUpstream;
+}
+
+interface Sent {
+  method?: string;
+  path: string;
+  headers?: Record<string, string>;
+  /** Sent with Content-Length; an array of chunks is sent chunked, without one. */
+  body?: Buffer | Buffer[];
+}
+
+interface Received {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  json: () => unknown;
+}
+
+/** node:http rather than fetch: it lets a test set Host and read every Set-Cookie. */
+function send(baseUrl: string, sent: Sent): Promise<Received> {
+  const { method = 'GET', path, headers = {}, body } = sent;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${baseUrl}${path}`, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const all = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: all, json: () => JSON.parse(all.toString()) });
+      });
+    });
+    req.on('error', reject);
+    if (Array.isArray(body)) for (const chunk of body) req.write(chunk);
+    else if (body !== undefined) req.setHeader('content-length', body.length).write(body);
+    req.end();
+  });
+}
+
+const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
+
+async function echoed(baseUrl: string, sent: Sent): Promise<EchoedRequest> {
+  const res = await send(baseUrl, sent);
+  expect(res.status).toBe(200);
+  return res.json() as EchoedRequest;
+}
+
+function expectJsonError(res: Received, status: number, error: string): void {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  expect(res.json()).toEqual({ error });
+}
+
+/**
+ * Spec 4.4 against any proxy in front of the echo upstream: the TypeScript proxy and nginx
+ * with deploy/nginx/nginx.conf both run it. The proxy must have a short upstream timeout
+ * (under 5 s) for the 504 check.
+ */
+export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void {
+  it('forwards the path and the query string exactly', async () => {
+    const got = await echoed(baseUrl(), { path: '/some/deep/path?b=2&a=one%20two&a=3' });
+    expect(got.url).toBe('/some/deep/path?b=2&a=one%20two&a=3');
+  });
+
+  it.each(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])('forwards %s with its body', async (method) => {
+    const body = Buffer.from(`{"method":"${method}"}`);
+    const got = await echoed(baseUrl(), { method, path: '/m', headers: { 'content-type': 'application/json' }, body });
+    expect(got.method).toBe(method);
+    expect(got.bodyLength).toBe(body.length);
+    expect(got.bodySha256).toBe(sha256(body));
+    expect(got.headers['content-type']).toBe('application/json');
+  });
+
+  it('forwards HEAD and returns the upstream headers without a body', async () => {
+    const res = await send(baseUrl(), { method: 'HEAD', path: '/head' });
+    expect(res.status).toBe(200);
+    expect(res.headers['x-echo']).toBe('yes');
+    expect(res.body.length).toBe(0);
+  });
+
+  it('forwards a CORS preflight OPTIONS and adds no CORS headers of its own', async () => {
+    const res = await send(baseUrl(), {
+      method: 'OPTIONS',
+      path: '/api/users',
+      headers: { origin: 'https://example.org', 'access-control-request-method': 'POST' },
+    });
+    expect(res.status).toBe(200);
+    const got = res.json() as EchoedRequest;
+    expect(got.method).toBe('OPTIONS');
+    expect(got.headers.origin).toBe('https://example.org');
+    expect(got.headers['access-control-request-method']).toBe('POST');
+    expect(res.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('sets Host to the original host name, as nginx $host: lower case, without the port', async () => {
+    expect((await echoed(baseUrl(), { path: '/' })).headers.host).toBe('127.0.0.1');
+    const got = await echoed(baseUrl(), { path: '/', headers: { host: 'Shop.Example.org:8080' } });
+    expect(got.headers.host).toBe('shop.example.org');
+  });
+
+  it('sets X-Real-IP to the client address and X-Forwarded-For to it when there is no chain', async () => {
+    const got = await echoed(baseUrl(), { path: '/' });
+    expect(got.headers['x-real-ip']).toBe('127.0.0.1');
+    expect(got.headers['x-forwarded-for']).toBe('127.0.0.1');
+  });
+
+  it('appends the client address to an incoming X-Forwarded-For chain and replaces a forged X-Real-IP', async () => {
+    const one = await echoed(baseUrl(), { path: '/', headers: { 'x-forwarded-for': '1.2.3.4', 'x-real-ip': '9.9.9.9' } });
+    expect(one.headers['x-forwarded-for']).toBe('1.2.3.4, 127.0.0.1');
+    expect(one.headers['x-real-ip']).toBe('127.0.0.1');
+    const two = await echoed(baseUrl(), { path: '/', headers: { 'x-forwarded-for': '1.2.3.4, 5.6.7.8' } });
+    expect(two.headers['x-forwarded-for']).toBe('1.2.3.4, 5.6.7.8, 127.0.0.1');
+  });
+
+  it('forwards end-to-end request headers and drops hop-by-hop ones', async () => {
+    const got = await echoed(baseUrl(), { path: '/', headers: { 'x-custom': 'kept', 'keep-alive': 'timeout=5', te: 'trailers' } });
+    expect(got.headers['x-custom']).toBe('kept');
+    expect(got.headers['keep-alive']).toBeUndefined();
+    expect(got.headers.te).toBeUndefined();
+  });
+
+  it.each([404, 418, 500, 502])('passes the upstream status %i and its body through unchanged', async (status) => {
+    const res = await send(baseUrl(), { path: `/s?status=${status}` });
+    expect(res.status).toBe(status);
+    expect((res.json() as EchoedRequest).url).toBe(`/s?status=${status}`);
+  });
+
+  it('passes response headers through, every Set-Cookie included', async () => {
+    const res = await send(baseUrl(), { path: '/c?cookies=3' });
+    expect(res.headers['set-cookie']).toEqual(['c1=v1; Path=/', 'c2=v2; Path=/', 'c3=v3; Path=/']);
+    expect(res.headers['x-echo']).toBe('yes');
+    expect(res.headers['content-type']).toBe('application/json');
+  });
+
+  it('streams a 1 MiB body to the upstream intact', async () => {
+    const body = randomBytes(MiB);
+    const got = await echoed(baseUrl(), { method: 'POST', path: '/upload', headers: { 'content-type': 'application/octet-stream' }, body });
+    expect(got.bodyLength).toBe(MiB);
+    expect(got.bodySha256).toBe(sha256(body));
+  });
+
+  it('forwards a chunked upload intact', async () => {
+    const chunks = Array.from({ length: 10 }, () => randomBytes(30_000));
+    const got = await echoed(baseUrl(), { method: 'PUT', path: '/upload', body: chunks });
+    expect(got.bodyLength).toBe(300_000);
+    expect(got.bodySha256).toBe(sha256(Buffer.concat(chunks)));
+  });
+
+  it('answers 413 JSON for a body over 1 MiB, without reaching the upstream', async () => {
+    const before = upstream().requests;
+    const res = await send(baseUrl(), { method: 'POST', path: '/upload', body: randomBytes(MiB + 1) });
+    expectJsonError(res, 413, 'Request body is too large');
+    expect(upstream().requests).toBe(before);
+  });
+
+  it('answers 413 JSON for a chunked body that grows over 1 MiB', async () => {
+    const res = await send(baseUrl(), { method: 'POST', path: '/upload', body: Array.from({ length: 9 }, () => randomBytes(MiB / 8)) });
+    expectJsonError(res, 413, 'Request body is too large');
+  });
+
+  it('reuses kept-alive upstream connections', async () => {
+    const before = upstream().connections;
+    for (let i = 0; i < 10; i += 1) await echoed(baseUrl(), { path: `/ka/${i}` });
+    expect(upstream().connections - before).toBeLessThanOrEqual(1);
+  });
+
+  it('answers 502 JSON when the upstream closes the connection instead of answering', async () => {
+    expectJsonError(await send(baseUrl(), { path: '/x?reset' }), 502, 'Bad gateway: upstream unavailable');
+  });
+
+  it('answers 502 JSON while the upstream is down, and recovers when it is back', async () => {
+    await upstream().goDown();
+    try {
+      expectJsonError(await send(baseUrl(), { path: '/down' }), 502, 'Bad gateway: upstream unavailable');
+      expectJsonError(await send(baseUrl(), { method: 'POST', path: '/down', body: Buffer.from('{}') }), 502, 'Bad gateway: upstream unavailable');
+    } finally {
+      await upstream().comeUp();
+    }
+    expect((await echoed(baseUrl(), { path: '/up' })).url).toBe('/up');
+  });
+
+  it('answers 504 JSON when the upstream does not answer in time', async () => {
+    try {
+      expectJsonError(await send(baseUrl(), { path: '/slow?hang' }), 504, 'Gateway timeout: upstream did not answer in time');
+    } finally {
+      upstream().releaseHanging();
+    }
+  });
+}

@@ -1,0 +1,113 @@
+import { get } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commonContract } from '../contract/common.js';
+import { proxyContract } from '../contract/proxy.js';
+import { simpleContract } from '../contract/simple.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/echo-upstream.js';
+import { runServiceToExit, startService, type ServiceProcess } from '../support/service-process.js';
+
+/** The status of a GET sent on a connection of its own, closed after the answer. */
+function statusOnOwnConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    }).on('error', reject);
+  });
+}
+
+describe('the TypeScript proxy as a real process, in front of the echo upstream', () => {
+  let upstream: EchoUpstream;
+  let proxy: ServiceProcess;
+  beforeAll(async () => {
+    upstream = await startEchoUpstream();
+    proxy = await startService('proxy', { UPSTREAM_URL: upstream.url, UPSTREAM_TIMEOUT_MS: '500' });
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await upstream?.close();
+  });
+
+  proxyContract({ baseUrl: () => proxy.baseUrl, upstream: () => upstream });
+
+  it('logs its start-up line as JSON in production', () => {
+    const started = proxy.lines.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.startsWith('Proxy running'));
+    expect(started?.msg).toBe(`Proxy running on port ${proxy.port}`);
+  });
+});
+
+describe('variant A behind the TypeScript proxy', () => {
+  let web: ServiceProcess;
+  let proxy: ServiceProcess;
+  beforeAll(async () => {
+    web = await startService('simple');
+    proxy = await startService('proxy', { UPSTREAM_URL: web.baseUrl });
+  });
+  afterAll(async () => {
+    await proxy?.stop();
+    await web?.stop();
+  });
+
+  // Variant A's own 404, 405 and CORS answers arrive unchanged: the proxy adds nothing.
+  simpleContract(() => proxy.baseUrl, { environment: 'production' });
+  commonContract(() => proxy.baseUrl);
+});
+
+describe('the TypeScript proxy process: limits, shutdown and configuration', () => {
+  let upstream: EchoUpstream;
+  beforeAll(async () => {
+    upstream = await startEchoUpstream();
+  });
+  afterAll(async () => {
+    await upstream?.close();
+  });
+
+  it('lets a request in flight finish on SIGTERM, then exits 0', async () => {
+    const proxy = await startService('proxy', { UPSTREAM_URL: upstream.url });
+    const arrived = upstream.nextHanging();
+    const response = fetch(`${proxy.baseUrl}/slow?hang`);
+    await arrived;
+    const exited = proxy.stop('SIGTERM');
+    // Release the upstream only once the proxy has begun shutting down.
+    await expect.poll(() => proxy.lines.some((l) => l.includes('shutting down'))).toBe(true);
+    upstream.releaseHanging();
+    const res = await response;
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { url: string }).url).toBe('/slow?hang');
+    expect(await exited).toBe(0);
+  });
+
+  it('serves at most MAX_CONNECTIONS clients at once and takes new ones when they leave', async () => {
+    const proxy = await startService('proxy', { UPSTREAM_URL: upstream.url, MAX_CONNECTIONS: '2' });
+    try {
+      const held: Promise<number>[] = [];
+      for (const path of ['/one?hang', '/two?hang']) {
+        const arrived = upstream.nextHanging();
+        held.push(statusOnOwnConnection(`${proxy.baseUrl}${path}`));
+        await arrived;
+      }
+      // A third connection is closed by the proxy without an answer.
+      await expect(statusOnOwnConnection(`${proxy.baseUrl}/three`)).rejects.toThrow();
+      upstream.releaseHanging();
+      expect(await Promise.all(held)).toEqual([200, 200]);
+      // Those two connections closed after their answers: a new client is served.
+      expect(await statusOnOwnConnection(`${proxy.baseUrl}/four`)).toBe(200);
+    } finally {
+      upstream.releaseHanging();
+      await proxy.stop();
+    }
+  });
+
+  it.each([
+    [{ UPSTREAM_URL: 'https://web:3000' }, 'UPSTREAM_URL must start with http://, got "https://..."'],
+    [{ UPSTREAM_URL: 'web:3000' }, 'UPSTREAM_URL must start with http://, got "web://..."'],
+    [{ UPSTREAM_URL: 'http://web:3000/api' }, 'UPSTREAM_URL must be an origin like http://web:3000, without path, query or credentials, got "http://web:3000/api"'],
+    [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS must be an integer from 1 to 1000000, got "0"'],
+    [{ UPSTREAM_TIMEOUT_MS: '1s' }, 'UPSTREAM_TIMEOUT_MS must be an integer from 1 to 3600000, got "1s"'],
+    [{ PORT: 'eighty' }, 'PORT must be an integer from 0 to 65535, got "eighty"'],
+  ])('%o stops the process with exit 1 and one line', async (env, message) => {
+    const { code, output } = await runServiceToExit('proxy', { PORT: '0', ...env });
+    expect(code).toBe(1);
+    expect(output).toBe(`proxy: invalid configuration: ${message}\n`);
+  });
+});

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** What the echo upstream answers: the request exactly as it arrived there. */
+export interface EchoedRequest {
+  method: string;
+  /** Path and query string. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  bodyLength: number;
+  bodySha256: string;
+}
+
+export interface EchoUpstream {
+  port: number;
+  url: string;
+  /** TCP connections opened to it so far (keep-alive reuse opens none). */
+  readonly connections: number;
+  /** Requests that reached it so far. */
+  readonly requests: number;
+  /** Resolves when the next request with `?hang` has arrived and is being held. */
+  nextHanging: () => Promise<void>;
+  /** Answers every held `?hang` request normally. */
+  releaseHanging: () => void;
+  /** Stops listening and drops every connection: calls now fail with ECONNREFUSED. */
+  goDown: () => Promise<void>;
+  /** Listens again on the same port. */
+  comeUp: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+/**
+ * An HTTP server on an ephemeral 127.0.0.1 port that answers every request with a JSON
+ * EchoedRequest. The query steers it: `status=418` sets the status, `cookies=2` sends that
+ * many Set-Cookie headers, `hang` holds the request until releaseHanging(), `reset`
+ * destroys the socket instead of answering.
+ */
+export async function startEchoUpstream(): Promise<EchoUpstream> {
+  let connections = 0;
+  let requests = 0;
+  const sockets = new Set<Socket>();
+  const held: (() => void)[] = [];
+  let onHang: (() => void) | undefined;
+
+  const server = createServer((request, response: ServerResponse) => {
+    requests += 1;
+    const hash = createHash('sha256');
+    let bodyLength = 0;
+    request.on('data', (chunk: Buffer) => {
+      bodyLength += chunk.length;
+      hash.update(chunk);
+    });
+    request.on('end', () => {
+      const query = new URL(request.url ?? '/', 'http://upstream').searchParams;
+      if (query.has('reset')) return void request.socket.destroy();
+      const echoed: EchoedRequest = {
+        method: request.method ?? '',
+        url: request.url ?? '',
+        headers: request.headers,
+        bodyLength,
+        bodySha256: hash.digest('hex'),
+      };
+      const answer = (): void => {
+        const cookies = Array.from({ length: Number(query.get('cookies') ?? 0) }, (_, i) => `c${i + 1}=v${i + 1}; Path=/`);
+        if (cookies.length > 0) response.setHeader('set-cookie', cookies);
+        response.setHeader('x-echo', 'yes');
+        response.writeHead(Number(query.get('status') ?? 200), { 'content-type': 'application/json' });
+        response.end(request.method === 'HEAD' ? undefined : JSON.stringify(echoed));
+      };
+      if (!query.has('hang')) return answer();
+      held.push(answer);
+      onHang?.();
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    connections += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+
+  const goDown = async (): Promise<void> => {
+    if (!server.listening) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    get connections() {
+      return connections;
+    },
+    get requests() {
+      return requests;
+    },
+    nextHanging: () => new Promise<void>((resolve) => (onHang = resolve)),
+    releaseHanging: () => {
+      for (const answer of held.splice(0)) answer();
+    },
+    goDown,
+    comeUp: async () => {
+      server.listen(port, '127.0.0.1');
+      await once(server, 'listening');
+    },
+    close: async () => {
+      held.splice(0);
+      await goDown();
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from './service-process.js';
+
+/** Whether an nginx binary is on PATH (Debian's nginx-light is enough). */
+export function nginxInstalled(): boolean {
+  return spawnSync('nginx', ['-v'], { stdio: 'ignore' }).status === 0;
+}
+
+export interface NginxProcess {
+  baseUrl: string;
+  /** Stops nginx (SIGQUIT: graceful) and removes its temporary directory. */
+  stop: () => Promise<void>;
+}
+
+export interface NginxOptions {
+  /** The echo upstream's (or any server's) port on 127.0.0.1, in place of web:3000. */
+  upstreamPort: number;
+  /** proxy_connect_timeout and proxy_read_timeout, in place of 60s, e.g. '500ms'. */
+  upstreamTimeout?: string;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Replaces one exact text, failing loudly when deploy/nginx/nginx.conf no longer has it. */
+function swap(config: string, from: string, to: string): string {
+  const parts = config.split(from);
+  if (parts.length !== 2) throw new Error(`deploy/nginx/nginx.conf must contain "${from}" exactly once`);
+  return parts.join(to);
+}
+
+/**
+ * The deployed config with only what a test must change: the upstream, the listen port, the
+ * timeouts when asked, and the pid, temp and log files in a temporary directory, so that it
+ * runs without root and without touching /var.
+ */
+export function deriveNginxConfig(config: string, dir: string, port: number, options: NginxOptions): string {
+  let derived = swap(config, 'server web:3000;', `server 127.0.0.1:${options.upstreamPort};`);
+  derived = swap(derived, 'listen 80;', `listen 127.0.0.1:${port};`);
+  if (options.upstreamTimeout !== undefined) {
+    derived = swap(derived, 'proxy_connect_timeout 60s;', `proxy_connect_timeout ${options.upstreamTimeout};`);
+    derived = swap(derived, 'proxy_read_timeout 60s;', `proxy_read_timeout ${options.upstreamTimeout};`);
+  }
+  const paths = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `    ${kind}_temp_path ${join(dir, kind)};`);
+  derived = swap(derived, 'http {', ['http {', '    access_log off;', ...paths].join('\n'));
+  return `pid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\n${derived}`;
+}
+
+/** Runs nginx in the foreground from the derived config on a free 127.0.0.1 port. */
+export async function startNginx(options: NginxOptions): Promise<NginxProcess> {
+  const dir = await mkdtemp(join(tmpdir(), 'nginx-test-'));
+  const port = await freePort();
+  const deployed = await readFile(join(repoRoot, 'deploy/nginx/nginx.conf'), 'utf8');
+  const configPath = join(dir, 'nginx.conf');
+  await writeFile(configPath, deriveNginxConfig(deployed, dir, port, options));
+  // As root, nginx workers switch to an unprivileged user that must reach the temp dirs.
+  const user = process.getuid?.() === 0 ? 'user root;' : '';
+  const child = spawn('nginx', ['-p', dir, '-c', configPath, '-e', join(dir, 'error.log'), '-g', `daemon off; ${user}`], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = once(child, 'exit');
+  const baseUrl = `http://127.0.0.1:${port}`;
+
+  // nginx prints nothing when it is ready: poll until it accepts connections.
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) {
+      const log = await readFile(join(dir, 'error.log'), 'utf8').catch(() => '');
+      await rm(dir, { recursive: true, force: true });
+      throw new Error(`nginx exited with ${child.exitCode}:\n${stderr}${log}`);
+    }
+    if (await fetch(`${baseUrl}/`, { method: 'HEAD' }).then(() => true, () => false)) break;
+    if (Date.now() > deadline) throw new Error(`nginx did not accept connections in 10 s:\n${stderr}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    baseUrl,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill('SIGQUIT');
+        await exited;
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
