@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commonContract } from '../contract/common.js';
+import { proxyContract } from '../contract/proxy.js';
+import { simpleContract } from '../contract/simple.js';
+import { startEchoUpstream, type EchoUpstream } from '../support/echo-upstream.js';
+import { nginxInstalled, startNginx, type NginxProcess } from '../support/nginx.js';
+import { startService, type ServiceProcess } from '../support/service-process.js';
+
+// nginx is optional on a workstation, never in CI: there its absence is a failure.
+const available = nginxInstalled();
+if (!available && process.env.CI !== 'true') {
+  console.warn('SKIPPED: nginx is not installed (apt-get install nginx-light); deploy/nginx/nginx.conf was not tested.');
+}
+const suite = available || process.env.CI === 'true' ? describe : describe.skip;
+
+suite('nginx with deploy/nginx/nginx.conf, in front of the echo upstream', () => {
+  let upstream: EchoUpstream;
+  let nginx: NginxProcess;
+  beforeAll(async () => {
+    expect(available, 'nginx must be installed when CI=true').toBe(true);
+    upstream = await startEchoUpstream();
+    nginx = await startNginx({ upstreamPort: upstream.port, upstreamTimeout: '500ms' });
+  });
+  afterAll(async () => {
+    await nginx?.stop();
+    await upstream?.close();
+  });
+
+  proxyContract({ baseUrl: () => nginx.baseUrl, upstream: () => upstream });
+});
+
+suite('variant A behind nginx', () => {
+  let web: ServiceProcess;
+  let nginx: NginxProcess;
+  beforeAll(async () => {
+    expect(available, 'nginx must be installed when CI=true').toBe(true);
+    web = await startService('simple');
+    nginx = await startNginx({ upstreamPort: web.port });
+  });
+  afterAll(async () => {
+    await nginx?.stop();
+    await web?.stop();
+  });
+
+  simpleContract(() => nginx.baseUrl, { environment: 'production' });
+  commonContract(() => nginx.baseUrl);
+});
