@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -123,4 +123,22 @@ export async function usePostgres(needsControl = false): Promise<TestPostgres | 
     console.warn(`\n*** PostgreSQL tests SKIPPED: cannot start a local PostgreSQL (${reason}) ***\n`);
     return undefined;
   }
+}
+
+/** A server that accepts connections and never answers: a PostgreSQL server that hangs. */
+export async function startSilentServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `postgresql://user:password@127.0.0.1:${port}/db`,
+    close: async () => {
+      sockets.forEach((socket) => socket.destroy());
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

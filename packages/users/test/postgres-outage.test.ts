@@ -1,25 +1,6 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, DatabaseUnavailableError } from '../src/index.js';
-import { usePostgres } from '../../../test/support/postgres.js';
-
-/** A server that accepts connections and never answers: a database that hangs. */
-async function startSilentServer(): Promise<{ url: string; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `postgresql://user:password@127.0.0.1:${port}/db`,
-    close: async () => {
-      sockets.forEach((socket) => socket.destroy());
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
+import { startSilentServer, usePostgres } from '../../../test/support/postgres.js';
 
 describe('PostgreSQL adapter when the database hangs', () => {
   it('reports the probe as failed within its bound and fails data calls as unavailable', async () => {

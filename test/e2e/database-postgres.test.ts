@@ -1,0 +1,79 @@
+import { createPostgresStore, type User } from '@svc/users';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backendContract } from '../contract/backend.js';
+import { commonContract } from '../contract/common.js';
+import { databaseContract } from '../contract/database.js';
+import { fetchUserList } from '../contract/users.js';
+import { usePostgres } from '../support/postgres.js';
+import { startService, type ServiceProcess } from '../support/service-process.js';
+
+const postgres = await usePostgres();
+
+async function createUser(baseUrl: string, name: string, email: string): Promise<Response> {
+  return fetch(`${baseUrl}/api/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, email }),
+  });
+}
+
+describe.skipIf(postgres === undefined)('variant B as a real process on PostgreSQL', () => {
+  afterAll(() => postgres?.destroy());
+
+  describe('contract', () => {
+    let service: ServiceProcess;
+    beforeAll(async () => {
+      service = await startService('database', { DATABASE_URL: await postgres!.createDatabase() });
+    });
+    afterAll(() => service.stop());
+
+    databaseContract(() => service.baseUrl);
+    commonContract(() => service.baseUrl);
+
+    it('logs where the users are stored, without the password', () => {
+      const stored = service.lines.find((l) => l.includes('users stored in'));
+      expect(stored).toMatch(/"users stored in PostgreSQL at 127\.0\.0\.1:\d+\/test_\w+"/);
+    });
+  });
+
+  describe('the backend of C on PostgreSQL', () => {
+    const seeded: User[] = [];
+    let backend: ServiceProcess;
+    beforeAll(async () => {
+      const url = await postgres!.createDatabase();
+      const store = createPostgresStore(url);
+      seeded.push(await store.create({ name: 'John Doe', email: 'john@example.com' }));
+      await store.close();
+      backend = await startService('backend', { DATABASE_URL: url });
+    });
+    afterAll(() => backend.stop());
+
+    backendContract(() => backend.baseUrl, { users: seeded });
+  });
+
+  it('keeps the users when the process is stopped and started again', async () => {
+    const url = await postgres!.createDatabase();
+    const first = await startService('database', { DATABASE_URL: url });
+    const created = await (await createUser(first.baseUrl, 'Kept', 'kept@example.com')).text();
+    expect(await first.stop()).toBe(0);
+    const second = await startService('database', { DATABASE_URL: url });
+    try {
+      expect((await fetchUserList(second.baseUrl)).text).toBe(`[${created}]`);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('lets two instances start at once on a new database and share its table', async () => {
+    const url = await postgres!.createDatabase();
+    const [a, b] = await Promise.all([startService('database', { DATABASE_URL: url }), startService('database', { DATABASE_URL: url })]);
+    try {
+      expect(a.lines.concat(b.lines).filter((l) => l.includes('not reachable'))).toEqual([]);
+      const created = await (await createUser(a.baseUrl, 'Shared', 'shared@example.com')).text();
+      expect((await fetchUserList(b.baseUrl)).text).toBe(`[${created}]`);
+      expect((await createUser(b.baseUrl, 'Again', 'shared@example.com')).status).toBe(409);
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});
