@@ -1,6 +1,7 @@
 // The image health check (spec 8): GET /health on the service's own port; exit 0 only on 200.
 // Node itself does the request, so the runtime image needs no curl or wget.
 import { request } from 'node:http';
+import process from 'node:process';
 
 const port = Number(process.env.PORT ?? 3000);
 const TIMEOUT_MS = 2_500; // below the 3 s HEALTHCHECK timeout, so a hung server fails cleanly
