@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { expect, it } from 'vitest';
-import type { EchoedRequest, EchoUpstream } from '../support/echo-upstream.js';
+import { downloadBody, type EchoedRequest, type EchoUpstream } from '../support/echo-upstream.js';
 
 const MiB = 1024 * 1024;
 
@@ -70,7 +70,7 @@ export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void
     expect(got.url).toBe('/some/deep/path?b=2&a=one%20two&a=3');
   });
 
-  it.each(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])('forwards %s with its body', async (method) => {
+  it.each(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'PROPFIND'])('forwards %s with its body', async (method) => {
     const body = Buffer.from(`{"method":"${method}"}`);
     const got = await echoed(baseUrl(), { method, path: '/m', headers: { 'content-type': 'application/json' }, body });
     expect(got.method).toBe(method);
@@ -166,6 +166,16 @@ export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void
     expectJsonError(res, 413, 'Request body is too large');
   });
 
+  it('streams a 1 MiB response to the client intact', async () => {
+    const res = await send(baseUrl(), { path: `/download?download=${MiB}` });
+    expect(res.status).toBe(200);
+    expect(res.body.equals(downloadBody(MiB))).toBe(true);
+  });
+
+  it('cuts the response short for the client when the upstream fails halfway through it', async () => {
+    await expect(send(baseUrl(), { path: `/download?download=${MiB}&cut` })).rejects.toThrow();
+  });
+
   it('reuses kept-alive upstream connections', async () => {
     const before = upstream().connections;
     for (let i = 0; i < 10; i += 1) await echoed(baseUrl(), { path: `/ka/${i}` });
@@ -180,7 +190,11 @@ export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void
     await upstream().goDown();
     try {
       expectJsonError(await send(baseUrl(), { path: '/down' }), 502, 'Bad gateway: upstream unavailable');
-      expectJsonError(await send(baseUrl(), { method: 'POST', path: '/down', body: Buffer.from('{}') }), 502, 'Bad gateway: upstream unavailable');
+      expectJsonError(
+        await send(baseUrl(), { method: 'POST', path: '/down', body: Buffer.from('{}') }),
+        502,
+        'Bad gateway: upstream unavailable',
+      );
     } finally {
       await upstream().comeUp();
     }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { commonContract } from '../contract/common.js';
 import { proxyContract } from '../contract/proxy.js';
 import { simpleContract } from '../contract/simple.js';

@@ -101,7 +101,10 @@ describe('the TypeScript proxy process: limits, shutdown and configuration', () 
   it.each([
     [{ UPSTREAM_URL: 'https://web:3000' }, 'UPSTREAM_URL must start with http://, got "https://..."'],
     [{ UPSTREAM_URL: 'web:3000' }, 'UPSTREAM_URL must start with http://, got "web://..."'],
-    [{ UPSTREAM_URL: 'http://web:3000/api' }, 'UPSTREAM_URL must be an origin like http://web:3000, without path, query or credentials, got "http://web:3000/api"'],
+    [
+      { UPSTREAM_URL: 'http://web:3000/api' },
+      'UPSTREAM_URL must be an origin like http://web:3000, without path, query or credentials, got "http://web:3000/api"',
+    ],
     [{ MAX_CONNECTIONS: '0' }, 'MAX_CONNECTIONS must be an integer from 1 to 1000000, got "0"'],
     [{ UPSTREAM_TIMEOUT_MS: '1s' }, 'UPSTREAM_TIMEOUT_MS must be an integer from 1 to 3600000, got "1s"'],
     [{ PORT: 'eighty' }, 'PORT must be an integer from 0 to 65535, got "eighty"'],

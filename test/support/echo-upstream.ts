@@ -20,6 +20,8 @@ export interface EchoUpstream {
   readonly connections: number;
   /** Requests that reached it so far. */
   readonly requests: number;
+  /** Held `?hang` requests whose connection closed before they were answered. */
+  readonly abandoned: number;
   /** Resolves when the next request with `?hang` has arrived and is being held. */
   nextHanging: () => Promise<void>;
   /** Answers every held `?hang` request normally. */
@@ -31,15 +33,30 @@ export interface EchoUpstream {
   close: () => Promise<void>;
 }
 
+/** The body `download=N` answers: N bytes of a repeating pattern, cheap to check. */
+export function downloadBody(size: number): Buffer {
+  return Buffer.alloc(size, 'abcdefghijklmnopqrstuvwxyz0123456789');
+}
+
+function sendDownload(response: ServerResponse, size: number, cut: boolean): void {
+  const body = downloadBody(size);
+  // Chunked, so that a cut body cannot be told from a whole one by its length alone.
+  response.writeHead(200, { 'content-type': 'application/octet-stream' });
+  if (!cut) return void response.end(body);
+  response.write(body.subarray(0, size / 2), () => response.destroy());
+}
+
 /**
  * An HTTP server on an ephemeral 127.0.0.1 port that answers every request with a JSON
  * EchoedRequest. The query steers it: `status=418` sets the status, `cookies=2` sends that
  * many Set-Cookie headers, `hang` holds the request until releaseHanging(), `reset`
- * destroys the socket instead of answering.
+ * destroys the socket instead of answering, `download=N` answers N bytes of
+ * downloadBody(N) instead, and `cut` destroys the socket halfway through that body.
  */
 export async function startEchoUpstream(): Promise<EchoUpstream> {
   let connections = 0;
   let requests = 0;
+  let abandoned = 0;
   const sockets = new Set<Socket>();
   const held: (() => void)[] = [];
   let onHang: (() => void) | undefined;
@@ -55,6 +72,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
     request.on('end', () => {
       const query = new URL(request.url ?? '/', 'http://upstream').searchParams;
       if (query.has('reset')) return void request.socket.destroy();
+      if (query.has('download')) return sendDownload(response, Number(query.get('download')), query.has('cut'));
       const echoed: EchoedRequest = {
         method: request.method ?? '',
         url: request.url ?? '',
@@ -71,6 +89,9 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       };
       if (!query.has('hang')) return answer();
       held.push(answer);
+      response.on('close', () => {
+        if (!response.writableEnded) abandoned += 1;
+      });
       onHang?.();
     });
   });
@@ -98,6 +119,9 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
     },
     get requests() {
       return requests;
+    },
+    get abandoned() {
+      return abandoned;
     },
     nextHanging: () => new Promise<void>((resolve) => (onHang = resolve)),
     releaseHanging: () => {

@@ -81,7 +81,13 @@ export async function startNginx(options: NginxOptions): Promise<NginxProcess> {
       await rm(dir, { recursive: true, force: true });
       throw new Error(`nginx exited with ${child.exitCode}:\n${stderr}${log}`);
     }
-    if (await fetch(`${baseUrl}/`, { method: 'HEAD' }).then(() => true, () => false)) break;
+    if (
+      await fetch(`${baseUrl}/`, { method: 'HEAD' }).then(
+        () => true,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > deadline) throw new Error(`nginx did not accept connections in 10 s:\n${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import { createServer, type Logger } from '@svc/kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Pool } from 'undici';
@@ -68,6 +69,11 @@ export function createProxyApp(options: ProxyAppOptions): FastifyInstance {
     }
   }
 
+  // Node parses more methods than Fastify routes by default (WebDAV, PURGE, ...), and nginx
+  // passes them all on; CONNECT never reaches a route (Node hands it to a 'connect' event).
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
   app.all('/*', forward);
   return app;
 }

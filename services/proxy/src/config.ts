@@ -15,7 +15,9 @@ export function readProxyConfig(env: Env): ProxyConfig {
   const upstream = readUrl(env, 'UPSTREAM_URL', 'http://web:3000', ['http:']);
   // Every request keeps its own path, so a path here would be silently ignored: refuse it.
   if (upstream.pathname !== '/' || upstream.search !== '' || upstream.hash !== '' || upstream.username !== '') {
-    throw new ConfigError(`UPSTREAM_URL must be an origin like http://web:3000, without path, query or credentials, got "${upstream.href}"`);
+    throw new ConfigError(
+      `UPSTREAM_URL must be an origin like http://web:3000, without path, query or credentials, got "${upstream.href}"`,
+    );
   }
   return {
     upstream,

@@ -1,0 +1,63 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { proxyContract } from '../../../test/contract/proxy.js';
+import { startEchoUpstream, type EchoedRequest, type EchoUpstream } from '../../../test/support/echo-upstream.js';
+import { createProxyApp } from '../src/app.js';
+
+describe('createProxyApp in front of the echo upstream', () => {
+  let upstream: EchoUpstream;
+  let app: FastifyInstance;
+  let baseUrl: string;
+  beforeAll(async () => {
+    upstream = await startEchoUpstream();
+    app = createProxyApp({ logger: false, upstream: new URL(upstream.url), maxConnections: 64, upstreamTimeoutMs: 500 });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await upstream?.close();
+  });
+
+  proxyContract({ baseUrl: () => baseUrl, upstream: () => upstream });
+
+  it('answers methods beyond the usual ones too, and adds no 404 or 405 of its own', async () => {
+    const res = await fetch(`${baseUrl}/health`, { method: 'DELETE' });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as EchoedRequest).method).toBe('DELETE');
+    const report = await app.inject({ method: 'PROPFIND', url: '/dav' });
+    expect(report.statusCode).toBe(200);
+    expect(report.json<EchoedRequest>().method).toBe('PROPFIND');
+  });
+
+  it('passes a body of any content type on unparsed', async () => {
+    const res = await app.inject({ method: 'POST', url: '/x', headers: { 'content-type': 'text/plain' }, payload: 'not json {' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json<EchoedRequest>().bodyLength).toBe(10);
+  });
+
+  it('ends the upstream request when the client gives up waiting', async () => {
+    const arrived = upstream.nextHanging();
+    const client = new AbortController();
+    const pending = fetch(`${baseUrl}/slow?hang`, { signal: client.signal }).catch(() => 'aborted');
+    await arrived;
+    const abandoned = upstream.abandoned;
+    client.abort();
+    expect(await pending).toBe('aborted');
+    await expect.poll(() => upstream.abandoned).toBe(abandoned + 1);
+    upstream.releaseHanging();
+  });
+
+  it('closes the pool on close, letting the request in flight finish', async () => {
+    const own = createProxyApp({ logger: false, upstream: new URL(upstream.url), maxConnections: 4, upstreamTimeoutMs: 5_000 });
+    await own.listen({ port: 0, host: '127.0.0.1' });
+    const arrived = upstream.nextHanging();
+    const pending = fetch(`http://127.0.0.1:${(own.server.address() as AddressInfo).port}/slow?hang`);
+    await arrived;
+    const closed = own.close();
+    upstream.releaseHanging();
+    expect((await pending).status).toBe(200);
+    await closed;
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { clientResponseHeaders, hostOf, upstreamRequestHeaders } from '../src/headers.js';
+
+/** The flat [name, value, ...] list as name -> values, to compare without caring for order. */
+function grouped(flat: string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (let i = 0; i < flat.length; i += 2) (out[flat[i] as string] ??= []).push(flat[i + 1] as string);
+  return out;
+}
+
+describe('hostOf (nginx $host)', () => {
+  it.each([
+    ['example.org', 'example.org'],
+    ['Example.ORG:8080', 'example.org'],
+    ['127.0.0.1:80', '127.0.0.1'],
+    ['[::1]:8080', '[::1]'],
+    ['[::1]', '[::1]'],
+    [undefined, 'localhost'],
+    ['', 'localhost'],
+  ])('%s -> %s', (host, expected) => {
+    expect(hostOf(host)).toBe(expected);
+  });
+});
+
+describe('upstreamRequestHeaders', () => {
+  it('keeps end-to-end headers, repeated ones included, and sets the three forwarding headers', () => {
+    const headers = grouped(
+      upstreamRequestHeaders({ host: 'a.example:81', accept: 'application/json', cookie: 'a=1', 'x-list': ['1', '2'] }, '10.0.0.7'),
+    );
+    expect(headers).toEqual({
+      accept: ['application/json'],
+      cookie: ['a=1'],
+      'x-list': ['1', '2'],
+      host: ['a.example'],
+      'x-real-ip': ['10.0.0.7'],
+      'x-forwarded-for': ['10.0.0.7'],
+    });
+  });
+
+  it('appends the client to an incoming chain and replaces a client-sent X-Real-IP', () => {
+    const headers = grouped(upstreamRequestHeaders({ 'x-forwarded-for': '1.2.3.4, 5.6.7.8', 'x-real-ip': '6.6.6.6' }, '10.0.0.7'));
+    expect(headers['x-forwarded-for']).toEqual(['1.2.3.4, 5.6.7.8, 10.0.0.7']);
+    expect(headers['x-real-ip']).toEqual(['10.0.0.7']);
+  });
+
+  it('drops hop-by-hop headers, Proxy-* ones, Expect and the headers named in Connection', () => {
+    const headers = grouped(
+      upstreamRequestHeaders(
+        {
+          connection: 'keep-alive, X-Hop',
+          'keep-alive': 'timeout=5',
+          'transfer-encoding': 'chunked',
+          te: 'trailers',
+          trailer: 'x-sum',
+          upgrade: 'h2c',
+          'proxy-authorization': 'Basic eA==',
+          'proxy-connection': 'keep-alive',
+          expect: '100-continue',
+          'x-hop': 'private',
+          'x-kept': 'yes',
+        },
+        '10.0.0.7',
+      ),
+    );
+    expect(Object.keys(headers).sort()).toEqual(['host', 'x-forwarded-for', 'x-kept', 'x-real-ip']);
+  });
+});
+
+describe('clientResponseHeaders', () => {
+  it('keeps every end-to-end header, each Set-Cookie included, and drops hop-by-hop ones', () => {
+    const headers = clientResponseHeaders({
+      'content-type': 'application/json',
+      'set-cookie': ['a=1', 'b=2'],
+      connection: 'keep-alive, x-hop',
+      'keep-alive': 'timeout=72',
+      'transfer-encoding': 'chunked',
+      'x-hop': 'private',
+      'content-length': '12',
+      missing: undefined,
+    });
+    expect(headers).toEqual({ 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'], 'content-length': '12' });
+  });
+});

@@ -1,0 +1,24 @@
+import { HttpError } from '@svc/kit';
+import { describe, expect, it } from 'vitest';
+import { upstreamFailure } from '../src/upstream-error.js';
+
+const withCode = (code: string): Error => Object.assign(new Error(code), { code });
+
+describe('upstreamFailure', () => {
+  it.each(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])('%s is 504', (code) => {
+    const error = upstreamFailure(withCode(code));
+    expect([error.statusCode, error.message]).toEqual([504, 'Gateway timeout: upstream did not answer in time']);
+  });
+
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'HPE_INVALID_CONSTANT'])('%s is 502', (code) => {
+    const error = upstreamFailure(withCode(code));
+    expect([error.statusCode, error.message]).toEqual([502, 'Bad gateway: upstream unavailable']);
+  });
+
+  it('is 502 for an error without a code, and keeps an HttpError of our own', () => {
+    expect(upstreamFailure(new Error('?')).statusCode).toBe(502);
+    expect(upstreamFailure(null).statusCode).toBe(502);
+    const own = new HttpError(413, 'Request body is too large');
+    expect(upstreamFailure(own)).toBe(own);
+  });
+});
