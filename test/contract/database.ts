@@ -77,10 +77,7 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
       ['a whitespace-only email', { name: 'A', email: '  \n' }, undefined],
       ['a null email', { name: 'A', email: null }, undefined],
     ])('%s', async (_case, body, contentType) => {
-      const res =
-        body === undefined
-          ? await fetch(`${baseUrl()}/api/users`, { method: 'POST' })
-          : await post(baseUrl(), body, contentType);
+      const res = body === undefined ? await fetch(`${baseUrl()}/api/users`, { method: 'POST' }) : await post(baseUrl(), body, contentType);
       await expectError(res, 400, required);
     });
   });
@@ -104,7 +101,11 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
   });
 
   it('POST with a non-JSON content type answers 415', async () => {
-    await expectError(await post(baseUrl(), 'name=A&email=a@b.c', 'application/x-www-form-urlencoded'), 415, 'Unsupported content type: send application/json');
+    await expectError(
+      await post(baseUrl(), 'name=A&email=a@b.c', 'application/x-www-form-urlencoded'),
+      415,
+      'Unsupported content type: send application/json',
+    );
   });
 
   it('a duplicate email answers 409 and stores nothing, also when it differs only by surrounding spaces', async () => {

@@ -53,8 +53,16 @@ describe('the frontend of C when the backend fails', () => {
   });
 
   it.each([
-    ['a non-2xx status', (res: ServerResponse) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"x"}'), /backend answered 503/],
-    ['a body that is not JSON', (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>oops</h1>'), /SyntaxError|JSON/],
+    [
+      'a non-2xx status',
+      (res: ServerResponse) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"x"}'),
+      /backend answered 503/,
+    ],
+    [
+      'a body that is not JSON',
+      (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>oops</h1>'),
+      /SyntaxError|JSON/,
+    ],
     ['a connection cut mid-answer', (res: ServerResponse) => res.socket?.destroy(), /SocketError|other side closed/],
   ])('answers 500 and logs the cause for %s', async (_case, answer, logged) => {
     const { url, server } = await fakeBackend(answer);

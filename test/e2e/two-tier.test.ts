@@ -35,7 +35,10 @@ describe('variant C as real processes: backend on SQLite, frontend pointed at it
   });
 
   describe('frontend', () => {
-    frontendContract(() => frontend.baseUrl, () => backend.baseUrl);
+    frontendContract(
+      () => frontend.baseUrl,
+      () => backend.baseUrl,
+    );
     commonContract(() => frontend.baseUrl);
 
     it('forwards the seeded users', async () => {

@@ -113,7 +113,13 @@ export async function usePostgres(needsControl = false): Promise<TestPostgres | 
     const unsupported = async (): Promise<void> => {
       throw new Error('TEST_DATABASE_URL points at a server these tests do not control');
     };
-    return { url: external, createDatabase: () => createDatabaseAt(external), stop: unsupported, start: unsupported, destroy: async () => undefined };
+    return {
+      url: external,
+      createDatabase: () => createDatabaseAt(external),
+      stop: unsupported,
+      start: unsupported,
+      destroy: async () => undefined,
+    };
   }
   try {
     return await startLocalPostgres();

@@ -44,9 +44,7 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter when the server stop
       await postgres!.stop();
       expect(await store.ping(1_000)).toBe(false);
       await expect(store.list()).rejects.toBeInstanceOf(DatabaseUnavailableError);
-      await expect(store.create({ name: 'During', email: 'during@example.com' })).rejects.toBeInstanceOf(
-        DatabaseUnavailableError,
-      );
+      await expect(store.create({ name: 'During', email: 'during@example.com' })).rejects.toBeInstanceOf(DatabaseUnavailableError);
       await postgres!.start();
       expect(await store.ping(1_000)).toBe(true);
       const after = await store.create({ name: 'After', email: 'after@example.com' });

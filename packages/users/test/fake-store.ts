@@ -1,0 +1,19 @@
+import type { UserStore } from '../src/index.js';
+
+/** A UserStore whose every answer a test chooses; unset methods fail the test when called. */
+export function fakeStore(overrides: Partial<UserStore>): UserStore & { closed: boolean } {
+  const unexpected = (name: string) => () => Promise.reject(new Error(`unexpected call to ${name}`));
+  const store = {
+    kind: 'fake',
+    closed: false,
+    init: unexpected('init'),
+    list: unexpected('list'),
+    create: unexpected('create'),
+    ping: () => Promise.resolve(true),
+    close: async () => {
+      store.closed = true;
+    },
+    ...overrides,
+  };
+  return store;
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { fakeStore } from '../../../packages/users/test/fake-store.js';
+import { createBackendApp } from '../src/app.js';
+
+describe('variant C backend app (in-process, fake store)', () => {
+  it('reports service and database in that order, disconnected when the probe fails', async () => {
+    const app = createBackendApp({ logger: false, store: fakeStore({ ping: async () => false }) });
+    const res = await app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe('{"status":"healthy","service":"backend","database":"disconnected"}');
+    await app.close();
+  });
+
+  it('lists without ever creating: POST is 405 and does not reach the store', async () => {
+    const app = createBackendApp({ logger: false, store: fakeStore({ list: async () => [] }) });
+    expect((await app.inject({ method: 'GET', url: '/api/users' })).body).toBe('[]');
+    const res = await app.inject({ method: 'POST', url: '/api/users', payload: { name: 'A', email: 'a@b.c' } });
+    expect(res.statusCode).toBe(405);
+    await app.close();
+  });
+});

@@ -1,0 +1,81 @@
+import { Writable } from 'node:stream';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@svc/users';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { fakeStore } from '../../../packages/users/test/fake-store.js';
+import { createDatabaseApp } from '../src/app.js';
+
+/** A logger whose JSON lines the test can read. */
+function capturingLogger(): { logger: pino.Logger; lines: () => Record<string, unknown>[] } {
+  const chunks: string[] = [];
+  const stream = new Writable({ write: (chunk: Buffer, _enc, done) => done(void chunks.push(chunk.toString())) });
+  return {
+    logger: pino(stream),
+    lines: () =>
+      chunks
+        .join('')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+const post = (payload: unknown) => ({ method: 'POST' as const, url: '/api/users', payload: payload as Record<string, unknown> });
+
+describe('variant B app (in-process, fake store)', () => {
+  it('answers 503 with a JSON error and logs the cause when the database is unavailable', async () => {
+    const { logger, lines } = capturingLogger();
+    const down = () => Promise.reject(new DatabaseUnavailableError(new Error('connect ECONNREFUSED 10.0.0.9:5432')));
+    const app = createDatabaseApp({ logger, store: fakeStore({ list: down, create: down }) });
+    for (const request of [{ method: 'GET' as const, url: '/api/users' }, post({ name: 'A', email: 'a@b.c' })]) {
+      const res = await app.inject(request);
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual({ error: 'Database unavailable; try again later' });
+    }
+    expect(JSON.stringify(lines())).toContain('connect ECONNREFUSED 10.0.0.9:5432');
+    await app.close();
+  });
+
+  it('answers 409 for a duplicate and 500 without internals for an unexpected store error', async () => {
+    const app = createDatabaseApp({
+      logger: false,
+      store: fakeStore({
+        create: (user: NewUser) => Promise.reject(new DuplicateEmailError(user.email)),
+        list: () => Promise.reject(new Error('relation "users" does not exist')),
+      }),
+    });
+    const duplicate = await app.inject(post({ name: 'A', email: 'a@b.c' }));
+    expect(duplicate.statusCode).toBe(409);
+    expect(duplicate.json()).toEqual({ error: 'A user with this email already exists' });
+    const broken = await app.inject({ method: 'GET', url: '/api/users' });
+    expect(broken.statusCode).toBe(500);
+    expect(broken.json()).toEqual({ error: 'Internal server error' });
+    await app.close();
+  });
+
+  it('passes the trimmed user to the store and never calls it for a bad body', async () => {
+    const created: NewUser[] = [];
+    const store = fakeStore({
+      create: async (user) => {
+        created.push(user);
+        return { id: 7, ...user, created_at: '2026-01-02T03:04:05.678Z' };
+      },
+    });
+    const app = createDatabaseApp({ logger: false, store });
+    expect((await app.inject(post({ name: '', email: 'a@b.c' }))).statusCode).toBe(400);
+    const res = await app.inject(post({ name: ' Ann ', email: 'ann@b.c ' }));
+    expect(res.statusCode).toBe(201);
+    expect(res.body).toBe('{"id":7,"name":"Ann","email":"ann@b.c","created_at":"2026-01-02T03:04:05.678Z"}');
+    expect(created).toEqual([{ name: 'Ann', email: 'ann@b.c' }]);
+    await app.close();
+    expect(store.closed).toBe(true);
+  });
+
+  it('reports the database as disconnected when the probe fails, still with 200', async () => {
+    const app = createDatabaseApp({ logger: false, store: fakeStore({ ping: async () => false }) });
+    const res = await app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'healthy', database: 'disconnected' });
+    await app.close();
+  });
+});
