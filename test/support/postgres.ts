@@ -38,6 +38,11 @@ async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** Local only, in the temporary directory; durability is not needed for throwaway data. */
+function serverOptions(port: number, dir: string): string {
+  return `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+}
+
 function adminUrl(port: number, database: string): string {
   return `postgresql://postgres@127.0.0.1:${port}/${database}`;
 }
@@ -76,14 +81,22 @@ export async function startLocalPostgres(): Promise<TestPostgres> {
     chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
   }
   const data = join(dir, 'data');
-  const port = await freePort();
-  const serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  let port = 0;
   const start = (): Promise<void> =>
-    pgCommand('pg_ctl', ['start', '-w', '-t', '30', '-D', data, '-l', join(dir, 'server.log'), '-o', serverOptions]);
+    pgCommand('pg_ctl', ['start', '-w', '-t', '30', '-D', data, '-l', join(dir, 'server.log'), '-o', serverOptions(port, dir)]);
   const stop = (): Promise<void> => pgCommand('pg_ctl', ['stop', '-w', '-m', 'fast', '-D', data]);
   try {
     await pgCommand('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
-    await start();
+    // Another test file may take the free port between our probe and the server's bind: try again.
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      try {
+        await start();
+        break;
+      } catch (error) {
+        if (attempt === 3) throw error;
+      }
+    }
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
