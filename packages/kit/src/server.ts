@@ -1,6 +1,7 @@
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import { HttpError } from './errors.js';
 import type { Logger } from './logger.js';
 
@@ -16,6 +17,8 @@ export interface ServerOptions {
 }
 
 const MiB = 1024 * 1024;
+
+type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
 
 /** Messages for Fastify's own 4xx errors, which otherwise leak parser wording. */
 const frameworkMessages: Record<string, string> = {
@@ -37,7 +40,20 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
  * connection draining on close. Routes are added by the caller; nothing listens here.
  */
 export function createServer(options: ServerOptions): FastifyInstance {
+  // During shutdown, a response to a request already in flight closes its connection, so
+  // that a keep-alive client does not hold the closing server open. Done where the headers
+  // are written rather than in an onSend hook, which would cost every request a hook run.
+  let closing = false;
+  class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+    // One signature for both forms of the base method: (status, message?, headers?) and (status, headers?).
+    override writeHead(statusCode: number, messageOrHeaders?: string | Headers, headers?: Headers): this {
+      if (closing) this.shouldKeepAlive = false;
+      return super.writeHead(statusCode, messageOrHeaders as string, headers);
+    }
+  }
+
   const app = Fastify({
+    http: { ServerResponse: Response },
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: options.bodyLimit ?? MiB,
     // Per-request lines cost a write each; they are on only at LOG_LEVEL=debug or trace.
@@ -73,14 +89,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.removeContentTypeParser('text/plain');
   if (options.cors !== false) void app.register(cors, { origin: '*' });
 
-  // During shutdown, a response to a request already in flight closes its connection,
-  // so that a keep-alive client does not hold the closing server open.
-  let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
-  });
-  app.addHook('onSend', async (_request, reply) => {
-    if (closing) void reply.header('connection', 'close');
   });
 
   app.setNotFoundHandler((request, reply) => {
