@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 import { repoRoot } from './service-process.js';
 
 /** Whether an nginx binary is on PATH (Debian's nginx-light is enough). */
@@ -22,14 +22,6 @@ export interface NginxOptions {
   upstreamPort: number;
   /** proxy_connect_timeout and proxy_read_timeout, in place of 60s, e.g. '500ms'. */
   upstreamTimeout?: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Replaces one exact text, failing loudly when deploy/nginx/nginx.conf no longer has it. */

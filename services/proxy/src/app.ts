@@ -1,8 +1,9 @@
 import { METHODS } from 'node:http';
 import { createServer, type Logger } from '@svc/kit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Pool } from 'undici';
-import { clientResponseHeaders, upstreamRequestHeaders } from './headers.js';
+import { Pool, type Dispatcher } from 'undici';
+import { ResponseRelay } from './response-relay.js';
+import { upstreamRequestHeaders } from './headers.js';
 import { discardRequestBody, upstreamRequestBody } from './request-body.js';
 import { upstreamFailure } from './upstream-error.js';
 
@@ -48,25 +49,26 @@ export function createProxyApp(options: ProxyAppOptions): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
-  async function forward(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  function forward(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const raw = request.raw;
     const body = upstreamRequestBody(raw, bodyLimit);
-    // A client that gives up also ends its upstream request, as nginx does.
-    const abort = new AbortController();
-    reply.raw.once('close', () => abort.abort());
-    try {
-      const response = await pool.request({
-        method: raw.method as NonNullable<typeof raw.method>,
-        path: raw.url ?? '/',
-        headers: upstreamRequestHeaders(raw.headers, raw.socket.remoteAddress ?? ''),
-        body,
-        signal: abort.signal,
-      });
-      return reply.code(response.statusCode).headers(clientResponseHeaders(response.headers)).send(response.body);
-    } catch (error) {
-      discardRequestBody(raw);
-      throw upstreamFailure(error);
-    }
+    // Settles only on a failure before the response began; otherwise the relay has hijacked
+    // the reply and Fastify no longer waits for this promise.
+    return new Promise((_resolve, reject) => {
+      const failed = (error: Error): void => {
+        discardRequestBody(raw);
+        reject(upstreamFailure(error));
+      };
+      pool.dispatch(
+        {
+          method: raw.method as Dispatcher.HttpMethod,
+          path: raw.url ?? '/',
+          headers: upstreamRequestHeaders(raw.headers, raw.socket.remoteAddress ?? ''),
+          body,
+        },
+        new ResponseRelay(reply, failed),
+      );
+    });
   }
 
   // Node parses more methods than Fastify routes by default (WebDAV, PURGE, ...), and nginx
