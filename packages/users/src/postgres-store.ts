@@ -37,15 +37,13 @@ const insertText = `INSERT INTO users (name, email) VALUES ($1, $2) ON CONFLICT 
 const unavailableClasses = new Set(['08', '28', '3D', '53', '57', '40']);
 
 /**
- * Errors without an SQLSTATE come from the socket, the pool or a client-side timeout; with
- * one, only the classes above are the database being unavailable. Anything else (a broken
- * query) is a bug and stays a 500.
+ * Errors the server reports carry an SQLSTATE; of those only the classes above mean the database
+ * is unavailable, anything else (a broken query) is a bug and stays a 500. Errors the server did
+ * not send come from the socket, the pool or a client-side timeout: unavailable.
  */
 function classify(error: unknown): unknown {
-  const code = (error as { code?: unknown }).code;
-  const sqlState = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-  if (sqlState === undefined || unavailableClasses.has(sqlState.slice(0, 2))) return new DatabaseUnavailableError(error);
-  return error;
+  if (error instanceof pg.DatabaseError && !unavailableClasses.has((error.code ?? '').slice(0, 2))) return error;
+  return new DatabaseUnavailableError(error);
 }
 
 /** PostgreSQL through a pg pool that fails fast while the server is away and reconnects by itself. */
@@ -60,6 +58,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     query_timeout: queryTimeoutMs,
     keepAlive: true,
     application_name: 'svc-users',
+    // Sessions in UTC: created_at is then rendered right even in a table whose column has no time
+    // zone (as the original app created it, with UTC values).
+    options: '-c TimeZone=UTC',
   });
   // Without a listener an idle connection's error (server restart) would crash the process.
   pool.on('error', (error) => options.onIdleError?.(error));

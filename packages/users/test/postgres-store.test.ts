@@ -1,9 +1,21 @@
-import { afterAll, describe } from 'vitest';
-import { createPostgresStore, type UserStore } from '../src/index.js';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresStore, DatabaseUnavailableError, type UserStore } from '../src/index.js';
 import { usePostgres } from '../../../test/support/postgres.js';
 import { storeSuite } from './store-suite.js';
 
 const postgres = await usePostgres();
+
+/** Runs SQL on a database directly, as another application would. */
+async function sql(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
 
 describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
   afterAll(() => postgres?.destroy());
@@ -18,4 +30,38 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
     },
     async (store) => createPostgresStore(urlOf.get(store)!),
   );
+
+  it("works on the original app's table, whose created_at has no time zone and holds UTC", async () => {
+    const url = await postgres!.createDatabase();
+    // What Flask-SQLAlchemy created: serial id, varchar columns, naive timestamp written with utcnow().
+    // A server whose default time zone is not UTC: our sessions must not depend on it.
+    await sql(url, `ALTER DATABASE ${new URL(url).pathname.slice(1)} SET TimeZone = 'America/New_York'`);
+    await sql(
+      url,
+      `CREATE TABLE users (id serial PRIMARY KEY, name varchar(100) NOT NULL, email varchar(120) NOT NULL UNIQUE, created_at timestamp);
+       INSERT INTO users (name, email, created_at) VALUES ('Old', 'old@example.com', '2024-05-06 07:08:09.123');`,
+    );
+    const store = createPostgresStore(url);
+    try {
+      await store.init();
+      expect(await store.list()).toEqual([{ id: 1, name: 'Old', email: 'old@example.com', created_at: '2024-05-06T07:08:09.123Z' }]);
+      expect((await store.create({ name: 'New', email: 'new@example.com' })).id).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('treats a broken query as a bug, not as the database being unavailable', async () => {
+    const url = await postgres!.createDatabase();
+    await sql(url, 'CREATE TABLE users (id integer PRIMARY KEY)'); // a table of the same name without our columns
+    const store = createPostgresStore(url);
+    try {
+      const error: unknown = await store.list().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(pg.DatabaseError);
+      expect(error).not.toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as pg.DatabaseError).code).toBe('42703'); // undefined column
+    } finally {
+      await store.close();
+    }
+  });
 });
