@@ -13,7 +13,8 @@ const defaultHost = 'localhost';
 
 /** Names listed in a Connection header are hop-by-hop too; usually there are none to add. */
 function connectionTokens(connection: string | string[] | undefined): Set<string> | undefined {
-  if (typeof connection !== 'string') return undefined;
+  // The common values name no header: skip the split on the hot path.
+  if (typeof connection !== 'string' || connection === 'keep-alive' || connection === 'close') return undefined;
   let tokens: Set<string> | undefined;
   for (const token of connection.toLowerCase().split(',')) {
     const name = token.trim();
