@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { expect, it } from 'vitest';
+import { send, type Received, type Sent } from '../support/http-request.js';
 import { downloadBody, type EchoedRequest, type EchoUpstream } from '../support/echo-upstream.js';
 
 const MiB = 1024 * 1024;
@@ -8,41 +8,6 @@ const MiB = 1024 * 1024;
 export interface ProxyContractOptions {
   baseUrl: () => string;
   upstream: () => EchoUpstream;
-}
-
-interface Sent {
-  method?: string;
-  path: string;
-  headers?: Record<string, string>;
-  /** Sent with Content-Length; an array of chunks is sent chunked, without one. */
-  body?: Buffer | Buffer[];
-}
-
-interface Received {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  json: () => unknown;
-}
-
-/** node:http rather than fetch: it lets a test set Host and read every Set-Cookie. */
-function send(baseUrl: string, sent: Sent): Promise<Received> {
-  const { method = 'GET', path, headers = {}, body } = sent;
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${baseUrl}${path}`, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const all = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: all, json: () => JSON.parse(all.toString()) });
-      });
-    });
-    req.on('error', reject);
-    if (Array.isArray(body)) for (const chunk of body) req.write(chunk);
-    else if (body !== undefined) req.setHeader('content-length', body.length).write(body);
-    req.end();
-  });
 }
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');

@@ -11,8 +11,11 @@ const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOU
 export function upstreamFailure(error: unknown): HttpError {
   if (error instanceof HttpError) return error; // our own, e.g. 413 from the body limit
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && timeoutCodes.has(code)) {
-    return new HttpError(504, 'Gateway timeout: upstream did not answer in time');
-  }
-  return new HttpError(502, 'Bad gateway: upstream unavailable');
+  const failure =
+    typeof code === 'string' && timeoutCodes.has(code)
+      ? new HttpError(504, 'Gateway timeout: upstream did not answer in time')
+      : new HttpError(502, 'Bad gateway: upstream unavailable');
+  // The log shows why (ECONNREFUSED, a timeout...); the client sees only the message.
+  failure.cause = error;
+  return failure;
 }

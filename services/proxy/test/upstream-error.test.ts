@@ -11,8 +11,10 @@ describe('upstreamFailure', () => {
   });
 
   it.each(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'HPE_INVALID_CONSTANT'])('%s is 502', (code) => {
-    const error = upstreamFailure(withCode(code));
+    const cause = withCode(code);
+    const error = upstreamFailure(cause);
     expect([error.statusCode, error.message]).toEqual([502, 'Bad gateway: upstream unavailable']);
+    expect(error.cause).toBe(cause);
   });
 
   it('is 502 for an error without a code, and keeps an HttpError of our own', () => {
