@@ -1,12 +1,10 @@
-export { openUserStore } from './open-store.js';
 export { startUserStore } from './start-store.js';
+export { openUserStore } from './open-store.js';
 export type { OpenedStore } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
-export type { PostgresStoreOptions } from './postgres-store.js';
-export { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
+export { createSqliteStore } from './sqlite-store.js';
 export { addUserRoutes, databaseStatus } from './routes.js';
 export type { UserRoutesOptions } from './routes.js';
-export { userSchema, usersSchema } from './schemas.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user.js';
 export type { NewUser, User, UserStore } from './user.js';
-export { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, parseNewUser, REQUIRED_MESSAGE } from './validate.js';
+export { parseNewUser, REQUIRED_MESSAGE } from './validate.js';
