@@ -51,7 +51,8 @@ function sendDownload(response: ServerResponse, size: number, cut: boolean): voi
  * EchoedRequest. The query steers it: `status=418` sets the status, `cookies=2` sends that
  * many Set-Cookie headers, `hang` holds the request until releaseHanging(), `reset`
  * destroys the socket instead of answering, `download=N` answers N bytes of
- * downloadBody(N) instead, and `cut` destroys the socket halfway through that body.
+ * downloadBody(N) instead, `cut` destroys the socket halfway through that body, and
+ * `early` sends a 103 Early Hints before the answer.
  */
 export async function startEchoUpstream(): Promise<EchoUpstream> {
   let connections = 0;
@@ -87,6 +88,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
         response.writeHead(Number(query.get('status') ?? 200), { 'content-type': 'application/json' });
         response.end(request.method === 'HEAD' ? undefined : JSON.stringify(echoed));
       };
+      if (query.has('early')) response.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
       if (!query.has('hang')) return answer();
       held.push(answer);
       response.on('close', () => {

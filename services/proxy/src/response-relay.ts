@@ -34,6 +34,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // Informational answers (103 Early Hints) are dropped, as nginx drops them.
+    if (statusCode < 200) return;
     // From here on the response is ours, not Fastify's.
     this.reply.hijack();
     this.response.writeHead(statusCode, clientResponseHeaders(headers));
