@@ -54,7 +54,7 @@ describe('variant B when its database hangs', () => {
       await service.stop();
       await silent.close();
     }
-  });
+  }, 45_000); // waits out the 3 s connection timeout three times
 });
 
 const postgres = await usePostgres(true);
@@ -87,7 +87,7 @@ describe.skipIf(postgres === undefined)('variant B and the backend of C when Pos
       await postgres!.start().catch(() => undefined); // already running unless an assertion failed early
       expect(await service.stop()).toBe(0);
     }
-  });
+  }, 45_000);
 
   it('the backend of C does the same for its list', async () => {
     const service = await startService('backend', { DATABASE_URL: await postgres!.createDatabase() });
@@ -106,5 +106,5 @@ describe.skipIf(postgres === undefined)('variant B and the backend of C when Pos
       await postgres!.start().catch(() => undefined);
       expect(await service.stop()).toBe(0);
     }
-  });
+  }, 45_000);
 });
