@@ -147,6 +147,15 @@ export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void
     expect(upstream().connections - before).toBeLessThanOrEqual(1);
   });
 
+  it('answers 400 JSON for a path that cannot be decoded, without reaching the upstream', async () => {
+    const before = upstream().requests;
+    const res = await send(baseUrl(), { path: '/%zz' });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.json()).toEqual({ error: expect.any(String) });
+    expect(upstream().requests).toBe(before);
+  });
+
   it('answers 502 JSON when the upstream closes the connection instead of answering', async () => {
     expectJsonError(await send(baseUrl(), { path: '/x?reset' }), 502, 'Bad gateway: upstream unavailable');
   });
