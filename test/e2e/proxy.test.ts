@@ -34,6 +34,17 @@ describe('the TypeScript proxy as a real process, in front of the echo upstream'
     const started = proxy.lines.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.startsWith('Proxy running'));
     expect(started?.msg).toBe(`Proxy running on port ${proxy.port}`);
   });
+
+  it('logged the upstream failures of the contract with their reason', () => {
+    const warnings = proxy.lines.map((l) => JSON.parse(l) as { level: number; msg: string; err?: { stack?: string } });
+    const reasons = (msg: string): string =>
+      warnings
+        .filter((l) => l.level === 40 && l.msg === msg)
+        .map((l) => l.err?.stack ?? '')
+        .join('\n');
+    expect(reasons('Bad gateway: upstream unavailable')).toContain('ECONNREFUSED');
+    expect(reasons('Gateway timeout: upstream did not answer in time')).toContain('HeadersTimeoutError');
+  });
 });
 
 describe('variant A behind the TypeScript proxy', () => {
