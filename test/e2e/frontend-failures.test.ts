@@ -70,6 +70,22 @@ describe('the frontend of C when the backend fails', () => {
     await expectFailure(await frontendFor(url), logged);
   });
 
+  it('lets a request waiting on a hanging backend finish with 500 after SIGTERM, then exits 0', async () => {
+    const { url, server } = await fakeBackend(() => undefined);
+    cleanups.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const frontend = await frontendFor(url, 1_000);
+    const inFlight = fetch(`${frontend.baseUrl}/api/users`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const exited = frontend.stop('SIGTERM');
+    const res = await inFlight;
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual(failed);
+    expect(await exited).toBe(0);
+  });
+
   it('recovers once the backend answers again', async () => {
     let healthy = false;
     const { url, server } = await fakeBackend((res) => (healthy ? res.end('[{"id":1}]') : res.writeHead(502).end()));
