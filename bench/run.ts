@@ -13,14 +13,22 @@ import { parseArgs } from 'node:util';
 import { defaultLoadGenerator, type LoadGeneratorName } from './load-generator.js';
 import type { Row, RunSettings } from './measure.js';
 import { describeMachine, formatTable, formatTargets } from './report.js';
+import type { TestPostgres } from '../test/support/postgres.js';
+import { benchPostgres } from './postgres.js';
+import { runDatabase } from './scenarios/database.js';
 import { runProxy } from './scenarios/proxy.js';
 import { runSimple } from './scenarios/simple.js';
+import { runTwoTier } from './scenarios/two-tier.js';
 import { repoRoot } from './server-process.js';
 import type { ScenarioResult, TargetCheck } from './targets.js';
 
-const scenarios: Record<string, (settings: RunSettings) => Promise<ScenarioResult>> = {
+type Scenario = (settings: RunSettings, postgres: () => Promise<TestPostgres | undefined>) => Promise<ScenarioResult>;
+
+const scenarios: Record<string, Scenario> = {
   a: runSimple,
   proxy: runProxy,
+  b: runDatabase,
+  c: runTwoTier,
 };
 
 const { values } = parseArgs({
@@ -58,13 +66,21 @@ const settings: RunSettings = {
   cpus: pinning,
 };
 
+// One PostgreSQL cluster for the scenarios that need it, started on first use.
+let postgres: Promise<TestPostgres | undefined> | undefined;
+const usePostgres = (): Promise<TestPostgres | undefined> => (postgres ??= benchPostgres(pinning.other));
+
 const rows: Row[] = [];
 const targets: TargetCheck[] = [];
-for (const id of selected) {
-  process.stderr.write(`bench: scenario ${id}...\n`);
-  const result = await (scenarios[id] as (s: RunSettings) => Promise<ScenarioResult>)(settings);
-  rows.push(...result.rows);
-  targets.push(...result.targets);
+try {
+  for (const id of selected) {
+    process.stderr.write(`bench: scenario ${id}...\n`);
+    const result = await (scenarios[id] as Scenario)(settings, usePostgres);
+    rows.push(...result.rows);
+    targets.push(...result.targets);
+  }
+} finally {
+  await (await postgres)?.destroy();
 }
 
 const machine = describeMachine(loadGenerator);

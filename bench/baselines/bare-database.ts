@@ -1,0 +1,86 @@
+/**
+ * The baseline of the database routes: bare node:http and the same driver running the same
+ * queries as packages/users (PostgreSQL through a pg pool of the same size with named
+ * statements when DATABASE_URL is set, otherwise better-sqlite3 on DATA_DIR/app.db with
+ * prepared statements), answering with JSON.stringify. No validation beyond what the query
+ * needs, no error mapping: the least work these routes can do. The table must exist.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+
+interface Driver {
+  list: () => Promise<unknown[]>;
+  insert: (name: string, email: string) => Promise<unknown>;
+  ping: () => Promise<unknown>;
+}
+
+const pgColumns = `id, name, email, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+
+function postgres(url: string): Driver {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  const list = { name: 'users-list', text: `SELECT ${pgColumns} FROM users ORDER BY id` };
+  const insert = `INSERT INTO users (name, email) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING RETURNING ${pgColumns}`;
+  return {
+    list: async () => (await pool.query(list)).rows,
+    insert: async (name, email) => (await pool.query({ name: 'users-insert', text: insert, values: [name, email] })).rows[0],
+    ping: async () => (await pool.query('SELECT 1 AS ok')).rows[0],
+  };
+}
+
+function sqlite(file: string): Driver {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 2000');
+  db.pragma('synchronous = NORMAL');
+  const list = db.prepare('SELECT id, name, email, created_at FROM users ORDER BY id');
+  const insert = db.prepare(
+    'INSERT INTO users (name, email) VALUES (?, ?) ON CONFLICT (email) DO NOTHING RETURNING id, name, email, created_at',
+  );
+  const ping = db.prepare('SELECT 1 AS ok');
+  return {
+    list: async () => list.all(),
+    insert: async (name, email) => insert.get(name, email),
+    ping: async () => ping.get(),
+  };
+}
+
+const driver = process.env.DATABASE_URL ? postgres(process.env.DATABASE_URL) : sqlite(join(process.env.DATA_DIR ?? './data', 'app.db'));
+
+function send(response: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'access-control-allow-origin': '*',
+  });
+  response.end(body);
+}
+
+async function readJson(request: IncomingMessage): Promise<{ name: string; email: string }> {
+  let text = '';
+  for await (const chunk of request) text += String(chunk);
+  return JSON.parse(text) as { name: string; email: string };
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  if (request.url === '/api/users' && request.method === 'POST') {
+    const { name, email } = await readJson(request);
+    return send(response, 201, await driver.insert(name, email));
+  }
+  if (request.url === '/api/users') return send(response, 200, await driver.list());
+  if (request.url === '/health')
+    return send(response, 200, { status: 'healthy', database: (await driver.ping()) ? 'connected' : 'disconnected' });
+  send(response, 404, { error: 'Not found' });
+}
+
+const server = createServer((request, response) => {
+  handle(request, response).catch((error: unknown) => send(response, 500, { error: String(error) }));
+});
+server.keepAliveTimeout = 72_000;
+server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`Bare database server running on port ${typeof address === 'object' && address !== null ? address.port : ''}\n`);
+});
+process.once('SIGTERM', () => process.exit(0));

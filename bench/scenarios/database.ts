@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestPostgres } from '../../test/support/postgres.js';
+import { getRoute, measureRoute, startMeasured, type Route, type Row, type RunSettings } from '../measure.js';
+import { nodeServer, startServer, type ServerProcess } from '../server-process.js';
+import { atLeast, processTargets, rowOf, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
+
+export const bareDatabase = 'bench/dist/baselines/bare-database.js';
+export const listRoute: Route = { ...getRoute('/api/users'), name: 'GET /api/users (100 rows)' };
+// Every request creates a distinct user: the load generator replaces [<id>] per request.
+const createRoute: Route = {
+  name: 'POST /api/users',
+  path: '/api/users',
+  method: 'POST',
+  body: '{"name":"Bench [<id>]","email":"bench-[<id>]@example.com"}',
+};
+
+/** Fills an empty store with `count` users through the service's own POST /api/users. */
+export async function seedUsers(server: ServerProcess, count: number): Promise<void> {
+  for (let i = 1; i <= count; i++) {
+    const response = await fetch(`${server.baseUrl}/api/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `Seed User ${i}`, email: `seed-${i}@example.com` }),
+    });
+    if (response.status !== 201) throw new Error(`seeding ${server.label} failed: ${response.status} ${await response.text()}`);
+  }
+}
+
+/** B on one store: the service and the bare driver baseline on the same database, list before create. */
+async function runStore(scenario: string, store: string, driver: string, env: Record<string, string>, settings: RunSettings) {
+  const subject = await startMeasured(
+    nodeServer(`database (${store})`, 'services/database/dist/main.js', env, settings.cpus.server),
+    settings.startups,
+  );
+  const started = [subject];
+  try {
+    await seedUsers(subject, 100);
+    const baseline = await startServer(nodeServer(`bare node:http + ${driver}`, bareDatabase, env, settings.cpus.server));
+    started.push(baseline);
+    const rows: Row[] = [];
+    for (const route of [listRoute, createRoute, getRoute('/health')])
+      rows.push(...(await measureRoute(scenario, route, [subject, baseline], settings)));
+    const ratio = (route: Route): number => throughputRatio(rows, route.name, subject.label, baseline.label);
+    const targets = [
+      atLeast(`${scenario} list: service / bare driver`, ratio(listRoute), 0.8),
+      atLeast(`${scenario} create: service / bare driver`, ratio(createRoute), 0.8),
+      ...processTargets(rows, subject.label, baseline.label, 1000),
+    ];
+    return { rows, targets, subject };
+  } finally {
+    await Promise.all(started.map((server) => server.stop()));
+  }
+}
+
+/** B: variant B on PostgreSQL and on the SQLite file, each against the bare driver. */
+export async function runDatabase(settings: RunSettings, postgres: () => Promise<TestPostgres | undefined>): Promise<ScenarioResult> {
+  const rows: Row[] = [];
+  const targets: TargetCheck[] = [];
+  const server = await postgres();
+  let postgresLabel: string | undefined;
+  if (server !== undefined) {
+    const result = await runStore('B PostgreSQL', 'PostgreSQL', 'pg', { DATABASE_URL: await server.createDatabase() }, settings);
+    rows.push(...result.rows);
+    targets.push(...result.targets);
+    postgresLabel = result.subject.label;
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-sqlite-'));
+  try {
+    const result = await runStore('B SQLite', 'SQLite', 'better-sqlite3', { DATA_DIR: dataDir }, settings);
+    rows.push(...result.rows);
+    targets.push(...result.targets);
+    if (postgresLabel !== undefined) {
+      const ratio =
+        rowOf(rows, listRoute.name, result.subject.label).requestsPerSecond / rowOf(rows, listRoute.name, postgresLabel).requestsPerSecond;
+      targets.push(atLeast('B list: SQLite / PostgreSQL', ratio, 1));
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return { rows, targets };
+}

@@ -1,0 +1,70 @@
+import pg from 'pg';
+import type { TestPostgres } from '../../test/support/postgres.js';
+import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
+import { nodeServer, startServer, type ServerProcess } from '../server-process.js';
+import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
+import { bareDatabase, listRoute } from './database.js';
+
+const bareForward = 'bench/dist/baselines/bare-forward.js';
+
+/** The C backend offers no create: its 100 users are written straight into its table. */
+async function seedTable(url: string, count: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO users (name, email) SELECT 'Seed User ' || i, 'seed-' || i || '@example.com' FROM generate_series(1, $1::int) AS i`,
+      [count],
+    );
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * C: the backend on PostgreSQL against the bare driver baseline; then the frontend in front
+ * of a backend on the other core, against bare node:http relaying through the same client.
+ */
+export async function runTwoTier(settings: RunSettings, postgres: () => Promise<TestPostgres | undefined>): Promise<ScenarioResult> {
+  const server = await postgres();
+  if (server === undefined) return { rows: [], targets: [] };
+  const env = { DATABASE_URL: await server.createDatabase() };
+  const started: ServerProcess[] = [];
+  const start = async (promise: Promise<ServerProcess>): Promise<ServerProcess> => {
+    const process = await promise;
+    started.push(process);
+    return process;
+  };
+  try {
+    const backend = await start(
+      startMeasured(nodeServer('backend (PostgreSQL)', 'services/backend/dist/main.js', env, settings.cpus.server), settings.startups),
+    );
+    await seedTable(env.DATABASE_URL, 100);
+    const bare = await start(startServer(nodeServer('bare node:http + pg', bareDatabase, env, settings.cpus.server)));
+    const backendRows: Row[] = [];
+    for (const route of [listRoute, getRoute('/health')])
+      backendRows.push(...(await measureRoute('C backend', route, [backend, bare], settings)));
+    await Promise.all([backend.stop(), bare.stop()]);
+
+    const upstream = await start(startServer(nodeServer('backend', 'services/backend/dist/main.js', env, settings.cpus.other)));
+    const frontendEnv = { BACKEND_URL: upstream.baseUrl };
+    const frontend = await start(
+      startMeasured(nodeServer('frontend', 'services/frontend/dist/main.js', frontendEnv, settings.cpus.server), settings.startups),
+    );
+    const relay = await start(startServer(nodeServer('bare node:http + undici', bareForward, frontendEnv, settings.cpus.server)));
+    const frontendRows: Row[] = [];
+    for (const route of [listRoute, getRoute('/health')])
+      frontendRows.push(...(await measureRoute('C frontend', route, [frontend, relay], settings)));
+
+    return {
+      rows: [...backendRows, ...frontendRows],
+      targets: [
+        atLeast('C backend list: service / bare driver', throughputRatio(backendRows, listRoute.name, backend.label, bare.label), 0.8),
+        ...processTargets(backendRows, backend.label, bare.label, 1000),
+        ...processTargets(frontendRows, frontend.label, relay.label, 500),
+      ],
+    };
+  } finally {
+    await Promise.all(started.map((process) => process.stop()));
+  }
+}
