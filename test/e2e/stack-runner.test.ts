@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
@@ -38,7 +41,10 @@ describe('npm start -- [stack]', () => {
     const stack = startStack(undefined, { SIMPLE_PORT: String(webPort), PROXY_PORT: String(proxyPort) });
     await stack.up;
     const order = stack.lines.filter((l) => / is healthy on /.test(l));
-    expect(order).toEqual([`start: simple is healthy on http://127.0.0.1:${webPort}`, `start: proxy is healthy on http://127.0.0.1:${proxyPort}`]);
+    expect(order).toEqual([
+      `start: simple is healthy on http://127.0.0.1:${webPort}`,
+      `start: proxy is healthy on http://127.0.0.1:${proxyPort}`,
+    ]);
     expect(stack.lines.some((l) => l.startsWith('[simple] ') && l.includes(`Server running on port ${webPort}`))).toBe(true);
     const viaProxy = (await (await fetch(`http://127.0.0.1:${proxyPort}/`)).json()) as { message: string };
     expect(viaProxy.message).toBe('Hello from Docker!');
@@ -47,6 +53,35 @@ describe('npm start -- [stack]', () => {
     expect(await stack.exited).toBe(0);
     await expect(fetch(`http://127.0.0.1:${webPort}/health`)).rejects.toThrow();
     await expect(fetch(`http://127.0.0.1:${proxyPort}/health`)).rejects.toThrow();
+  });
+
+  it('runs the database stack on the file database, and the two-tier stack in order', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'stack-data-'));
+    try {
+      const databasePort = await freePort();
+      const database = startStack('database', { DATABASE_PORT: String(databasePort), DATA_DIR: dataDir });
+      await database.up;
+      const health = (await (await fetch(`http://127.0.0.1:${databasePort}/health`)).json()) as { database: string };
+      expect(health.database).toBe('connected');
+      database.child.kill('SIGINT');
+      expect(await database.exited).toBe(0);
+      expect(existsSync(join(dataDir, 'app.db'))).toBe(true);
+
+      const [backendPort, frontendPort] = [await freePort(), await freePort()];
+      const twoTier = startStack('two-tier', { BACKEND_PORT: String(backendPort), FRONTEND_PORT: String(frontendPort), DATA_DIR: dataDir });
+      await twoTier.up;
+      expect(twoTier.lines.filter((l) => / is healthy on /.test(l))).toEqual([
+        `start: backend is healthy on http://127.0.0.1:${backendPort}`,
+        `start: frontend is healthy on http://127.0.0.1:${frontendPort}`,
+      ]);
+      const viaFrontend = await fetch(`http://127.0.0.1:${frontendPort}/api/users`);
+      expect(viaFrontend.status).toBe(200);
+      expect(await viaFrontend.json()).toEqual(await (await fetch(`http://127.0.0.1:${backendPort}/api/users`)).json());
+      twoTier.child.kill('SIGTERM');
+      expect(await twoTier.exited).toBe(0);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('names the port and the variable that moves it when a port is taken', async () => {
