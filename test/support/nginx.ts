@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import { freePort } from './free-port.js';
 import { repoRoot } from './service-process.js';
 
-/** Whether an nginx binary is on PATH (Debian's nginx-light is enough). */
+/** The nginx binary: on PATH, or where Debian puts it (/usr/sbin is not on a normal user's PATH). */
+const nginxBinary = ['nginx', '/usr/sbin/nginx'].find((command) => spawnSync(command, ['-v'], { stdio: 'ignore' }).status === 0);
+
+/** Whether nginx is installed (Debian's nginx-light is enough). */
 export function nginxInstalled(): boolean {
-  return spawnSync('nginx', ['-v'], { stdio: 'ignore' }).status === 0;
+  return nginxBinary !== undefined;
 }
 
 export interface NginxProcess {
@@ -57,7 +60,8 @@ export async function startNginx(options: NginxOptions): Promise<NginxProcess> {
   await writeFile(configPath, deriveNginxConfig(deployed, dir, port, options));
   // As root, nginx workers switch to an unprivileged user that must reach the temp dirs.
   const user = process.getuid?.() === 0 ? 'user root;' : '';
-  const child = spawn('nginx', ['-p', dir, '-c', configPath, '-e', join(dir, 'error.log'), '-g', `daemon off; ${user}`], {
+  if (nginxBinary === undefined) throw new Error('nginx is not installed (apt-get install nginx-light)');
+  const child = spawn(nginxBinary, ['-p', dir, '-c', configPath, '-e', join(dir, 'error.log'), '-g', `daemon off; ${user}`], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
