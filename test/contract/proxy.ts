@@ -83,6 +83,8 @@ export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void
     expect(one.headers['x-real-ip']).toBe('127.0.0.1');
     const two = await echoed(baseUrl(), { path: '/', headers: { 'x-forwarded-for': '1.2.3.4, 5.6.7.8' } });
     expect(two.headers['x-forwarded-for']).toBe('1.2.3.4, 5.6.7.8, 127.0.0.1');
+    const repeated = await echoed(baseUrl(), { path: '/', headers: { 'x-forwarded-for': ['1.1.1.1', '2.2.2.2'] } });
+    expect(repeated.headers['x-forwarded-for']).toBe('1.1.1.1, 2.2.2.2, 127.0.0.1');
   });
 
   it('forwards end-to-end request headers and drops hop-by-hop ones', async () => {

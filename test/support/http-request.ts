@@ -4,7 +4,8 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 export interface Sent {
   method?: string;
   path: string;
-  headers?: Record<string, string>;
+  /** An array value is sent as that many header lines. */
+  headers?: Record<string, string | string[]>;
   /** Sent with Content-Length; an array of chunks is sent chunked, without one. */
   body?: Buffer | Buffer[];
 }
