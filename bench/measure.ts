@@ -22,6 +22,14 @@ export interface Route {
 
 export const getRoute = (path: string): Route => ({ name: `GET ${path}`, path, method: 'GET' });
 
+/** One round of one contender: the load generator's figures and the server's CPU use. */
+export interface RoundResult extends LoadResult {
+  /** Share of one core the server used; well below 100 means the server was not the bottleneck. */
+  serverCpuPercent: number;
+  /** Server CPU time per request: unlike req/s, hardly affected by other work on the machine. */
+  cpuUsPerRequest: number;
+}
+
 /** One line of the table: the medians of one contender on one route. */
 export interface Row {
   scenario: string;
@@ -35,9 +43,11 @@ export interface Row {
   p50Ms: number;
   p99Ms: number;
   errors: number;
+  serverCpuPercent: number;
+  cpuUsPerRequest: number;
   rssMb: number;
   startupMs: number;
-  rounds: LoadResult[];
+  rounds: RoundResult[];
 }
 
 export function median(values: number[]): number {
@@ -57,6 +67,21 @@ export async function startMeasured(spec: ServerSpec, times: number): Promise<Se
   }
 }
 
+async function measureRound(
+  server: ServerProcess,
+  request: (server: ServerProcess) => LoadRequest,
+  load: LoadSettings,
+): Promise<RoundResult> {
+  const cpuBefore = server.cpuSeconds();
+  const result = await runLoad(request(server), load);
+  const cpu = server.cpuSeconds() - cpuBefore;
+  return {
+    ...result,
+    serverCpuPercent: (100 * cpu) / load.durationSeconds,
+    cpuUsPerRequest: (1e6 * cpu) / (result.requestsPerSecond * load.durationSeconds),
+  };
+}
+
 /**
  * Loads each contender in turn, round after round, reversing the order every round so that
  * drift in the machine's speed (other work, thermal) hits them alike; reports medians.
@@ -64,7 +89,7 @@ export async function startMeasured(spec: ServerSpec, times: number): Promise<Se
  * The last contender is the baseline the others' throughput ratios are against.
  */
 export async function measureRoute(scenario: string, route: Route, contenders: ServerProcess[], settings: RunSettings): Promise<Row[]> {
-  const results = contenders.map(() => [] as LoadResult[]);
+  const results = contenders.map(() => [] as RoundResult[]);
   const request = (server: ServerProcess): LoadRequest => ({ url: server.baseUrl + route.path, method: route.method, body: route.body });
   if (settings.warmupSeconds > 0) {
     for (const contender of contenders) {
@@ -75,7 +100,7 @@ export async function measureRoute(scenario: string, route: Route, contenders: S
     const order = contenders.map((_, i) => i);
     if (round % 2 === 1) order.reverse();
     for (const i of order) {
-      results[i]?.push(await runLoad(request(contenders[i] as ServerProcess), settings.load));
+      results[i]?.push(await measureRound(contenders[i] as ServerProcess, request, settings.load));
     }
   }
   const baseline = contenders[contenders.length - 1] as ServerProcess;
@@ -93,6 +118,8 @@ export async function measureRoute(scenario: string, route: Route, contenders: S
       p50Ms: median(rounds.map((r) => r.p50Ms)),
       p99Ms: median(rounds.map((r) => r.p99Ms)),
       errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+      serverCpuPercent: median(rounds.map((r) => r.serverCpuPercent)),
+      cpuUsPerRequest: median(rounds.map((r) => r.cpuUsPerRequest)),
       rssMb: contender.rssBytes() / 2 ** 20,
       startupMs: contender.startupMs,
       rounds,

@@ -28,13 +28,13 @@ const fixed = (value: number, digits: number): string => (Number.isFinite(value)
 /** The table as Markdown: readable in a terminal and pasted as is into the README. */
 export function formatTable(rows: Row[]): string {
   const lines = [
-    '| Scenario | Route | Server | req/s | vs baseline | p50 ms | p99 ms | errors | RSS MB | start-up ms |',
-    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|',
+    '| Scenario | Route | Server | req/s | vs baseline | p50 ms | p99 ms | errors | CPU µs/req | CPU % | RSS MB | start-up ms |',
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const r of rows) {
     const ratio = r.label === r.baseline ? `(${r.baseline})` : fixed(r.ratio, 2);
     lines.push(
-      `| ${r.scenario} | ${r.route} | ${r.label} | ${Math.round(r.requestsPerSecond)} | ${ratio} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} | ${r.errors} | ${fixed(r.rssMb, 0)} | ${fixed(r.startupMs, 0)} |`,
+      `| ${r.scenario} | ${r.route} | ${r.label} | ${Math.round(r.requestsPerSecond)} | ${ratio} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} | ${r.errors} | ${fixed(r.cpuUsPerRequest, 1)} | ${fixed(r.serverCpuPercent, 0)} | ${fixed(r.rssMb, 0)} | ${fixed(r.startupMs, 0)} |`,
     );
   }
   return lines.join('\n');

@@ -28,12 +28,26 @@ export interface ServerProcess {
   startupMs: number;
   /** Resident set size now, from /proc. */
   rssBytes: () => number;
+  /** CPU time used so far by the process and its children (nginx's worker), from /proc. */
+  cpuSeconds: () => number;
   stop: () => Promise<void>;
 }
 
 /** Node services run as in production: NODE_ENV=production, info-level JSON logs. */
 export function nodeServer(label: string, script: string, env: Record<string, string>, cpus: string | undefined): ServerSpec {
   return { label, command: process.execPath, args: [script], env: { NODE_ENV: 'production', ...env }, cpus };
+}
+
+const clockTicks = 100; // USER_HZ, 100 on Linux
+
+/** utime + stime of a process and of its live children, in seconds. */
+function cpuSecondsOf(pid: number): number {
+  const own = (id: string): number => {
+    const fields = readFileSync(`/proc/${id}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  };
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean);
+  return own(String(pid)) + children.reduce((sum, child) => sum + own(child), 0);
 }
 
 function healthStatus(url: string): Promise<number> {
@@ -100,6 +114,7 @@ export async function startServer(spec: ServerSpec, timeoutMs = 15_000): Promise
     pid,
     baseUrl,
     startupMs,
+    cpuSeconds: () => cpuSecondsOf(pid),
     rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
