@@ -4,8 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Pool, type Dispatcher } from 'undici';
 import { ResponseRelay } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
-import { discardRequestBody, upstreamRequestBody } from './request-body.js';
-import { upstreamFailure } from './upstream-error.js';
+import { upstreamRequestBody } from './request-body.js';
 
 export interface ProxyAppOptions {
   logger: Logger | false;
@@ -49,26 +48,19 @@ export function createProxyApp(options: ProxyAppOptions): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
-  function forward(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  // Not async: the relay answers, either by writing the upstream's response or, when the
+  // upstream fails before one began, by sending the JSON error through Fastify.
+  function forward(request: FastifyRequest, reply: FastifyReply): void {
     const raw = request.raw;
-    const body = upstreamRequestBody(raw, bodyLimit);
-    // Settles only on a failure before the response began; otherwise the relay has hijacked
-    // the reply and Fastify no longer waits for this promise.
-    return new Promise((_resolve, reject) => {
-      const failed = (error: Error): void => {
-        discardRequestBody(raw);
-        reject(upstreamFailure(error));
-      };
-      pool.dispatch(
-        {
-          method: raw.method as Dispatcher.HttpMethod,
-          path: raw.url ?? '/',
-          headers: upstreamRequestHeaders(raw.headers, raw.socket.remoteAddress ?? ''),
-          body,
-        },
-        new ResponseRelay(reply, failed),
-      );
-    });
+    pool.dispatch(
+      {
+        method: raw.method as Dispatcher.HttpMethod,
+        path: raw.url ?? '/',
+        headers: upstreamRequestHeaders(raw.headers, raw.socket.remoteAddress ?? ''),
+        body: upstreamRequestBody(raw, bodyLimit),
+      },
+      new ResponseRelay(reply),
+    );
   }
 
   // Node parses more methods than Fastify routes by default (WebDAV, PURGE, ...), and nginx

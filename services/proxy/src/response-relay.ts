@@ -2,23 +2,22 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { clientResponseHeaders } from './headers.js';
+import { discardRequestBody } from './request-body.js';
+import { upstreamFailure } from './upstream-error.js';
 
 /**
  * Writes the upstream's response straight onto the client's, chunk by chunk, with
  * backpressure both ways (undici pauses reading the upstream while the client is slow).
  * This costs far less per request than a Readable piped through Fastify's reply, and the
  * dispatch controller ends the upstream request when the client goes away, as nginx does.
- * `failed` is called only when the upstream fails before the response began, so that the
- * client still gets a JSON error; after that, the only honest signal is a cut connection.
+ * When the upstream fails before the response began, the client gets a JSON error (502,
+ * 504, or 413 from the body limit); after that, the only honest signal is a cut connection.
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
   private readonly response: ServerResponse;
   private controller: Dispatcher.DispatchController | undefined;
 
-  constructor(
-    private readonly reply: FastifyReply,
-    private readonly failed: (error: Error) => void,
-  ) {
+  constructor(private readonly reply: FastifyReply) {
     this.response = reply.raw;
     this.response.once('close', this.clientClosed);
   }
@@ -53,6 +52,9 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     if (this.response.headersSent) this.response.destroy(error);
-    else if (!this.response.destroyed) this.failed(error);
+    else if (!this.response.destroyed) {
+      discardRequestBody(this.reply.request.raw);
+      void this.reply.send(upstreamFailure(error));
+    }
   }
 }
