@@ -59,7 +59,12 @@ RUN npx tsc -b services/${SERVICE}/tsconfig.json \
 # ---- production: only this service's runtime dependencies (no sqlite or pg where unused) ----
 FROM base AS production
 ARG SERVICE
-RUN npm ci --omit=dev --workspace=services/${SERVICE}
+RUN npm ci --omit=dev --workspace=services/${SERVICE} \
+ # better-sqlite3 needs only its compiled addon at run time, not the SQLite sources and objects (40 MB).
+ && if [ -d node_modules/better-sqlite3 ]; then \
+      cd node_modules/better-sqlite3 && mv build/Release/better_sqlite3.node /tmp/ \
+      && rm -rf build deps src && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/; \
+    fi
 COPY --from=build /dist/ /src/
 # /out = what runs: node_modules plus manifest, compiled JS and own node_modules of each built workspace.
 RUN mkdir /out \
@@ -92,5 +97,7 @@ USER node
 EXPOSE ${PORT}
 HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --retries=3 \
   CMD ["node", "/app/health-probe.mjs"]
-# node is PID 1 (exec form, no npm or shell), so SIGTERM from docker stop reaches the service.
+# node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM
+# from docker stop reaches the service, which closes gracefully and exits 0.
+ENTRYPOINT []
 CMD ["node", "dist/main.js"]
