@@ -97,8 +97,9 @@ describe('the TypeScript proxy process: limits, shutdown and configuration', () 
         held.push(statusOnOwnConnection(`${proxy.baseUrl}${path}`));
         await arrived;
       }
-      // A third connection is closed by the proxy without an answer.
+      // A third connection is closed by the proxy without an answer, and that is logged.
       await expect(statusOnOwnConnection(`${proxy.baseUrl}/three`)).rejects.toThrow();
+      expect(proxy.lines.some((l) => l.includes('connection closed unanswered: 2 already open (MAX_CONNECTIONS)'))).toBe(true);
       upstream.releaseHanging();
       expect(await Promise.all(held)).toEqual([200, 200]);
       // Those two connections closed after their answers: a new client is served.

@@ -41,6 +41,9 @@ export function createProxyApp(options: ProxyAppOptions): FastifyInstance {
     keepAliveTimeout: UPSTREAM_IDLE_MS,
     keepAliveMaxTimeout: UPSTREAM_IDLE_MS,
   });
+  // Node closes a connection over the cap unanswered; say so, as nginx logs that its
+  // worker_connections are not enough.
+  app.server.on('drop', () => app.log.warn(`connection closed unanswered: ${options.maxConnections} already open (MAX_CONNECTIONS)`));
   // Runs after the server stopped taking requests; close() lets in-flight ones finish.
   app.addHook('onClose', async () => pool.close());
 

@@ -1,8 +1,9 @@
+import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyContract } from '../../../test/contract/proxy.js';
-import { startEchoUpstream, type EchoedRequest, type EchoUpstream } from '../../../test/support/echo-upstream.js';
+import { downloadBody, startEchoUpstream, type EchoedRequest, type EchoUpstream } from '../../../test/support/echo-upstream.js';
 import { createProxyApp } from '../src/app.js';
 
 describe('createProxyApp in front of the echo upstream', () => {
@@ -36,6 +37,24 @@ describe('createProxyApp in front of the echo upstream', () => {
     const res = await fetch(`${baseUrl}/hints?early`);
     expect(res.status).toBe(200);
     expect(((await res.json()) as EchoedRequest).url).toBe('/hints?early');
+  });
+
+  it('relays a large response intact to a client that stops reading for a while', async () => {
+    const size = 8 * 1024 * 1024;
+    const body = await new Promise<Buffer>((resolve, reject) => {
+      get(`${baseUrl}/big?download=${size}`, (res) => {
+        const chunks: Buffer[] = [];
+        res.once('data', () => {
+          // Stop reading, so the proxy must hold the upstream back until we resume.
+          res.pause();
+          setTimeout(() => res.resume(), 200);
+        });
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+    expect(body.equals(downloadBody(size))).toBe(true);
   });
 
   it('passes a body of any content type on unparsed', async () => {
