@@ -3,7 +3,7 @@
  * beside a baseline measured in the same run, on a pinned core. See the README's
  * performance section. Options:
  *   --only a,proxy,b,c   scenarios to run (default all)
- *   --quick              a smoke run: 2 s rounds, one round, short warm-up
+ *   --quick              a smoke run: one 2 s round per server and route (default three of 5 s)
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -57,11 +57,11 @@ const settings: RunSettings = {
   load: {
     tool: loadGenerator,
     connections: Number(values.connections),
-    durationSeconds: Number(values.duration ?? (values.quick ? 2 : 8)),
+    durationSeconds: Number(values.duration ?? (values.quick ? 2 : 5)),
     cpus: pinning.other,
   },
   rounds: Number(values.rounds ?? (values.quick ? 1 : 3)),
-  warmupSeconds: values.quick ? 1 : 3,
+  warmupSeconds: values.quick ? 1 : 2,
   startups: values.quick ? 1 : 3,
   cpus: pinning,
 };
