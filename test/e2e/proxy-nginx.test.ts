@@ -19,7 +19,7 @@ suite('nginx with deploy/nginx/nginx.conf, in front of the echo upstream', () =>
   beforeAll(async () => {
     expect(available, 'nginx must be installed when CI=true').toBe(true);
     upstream = await startEchoUpstream();
-    nginx = await startNginx({ upstreamPort: upstream.port, upstreamTimeout: '500ms' });
+    nginx = await startNginx({ upstreamPort: upstream.port, upstreamTimeout: '2s' });
   });
   afterAll(async () => {
     await nginx?.stop();

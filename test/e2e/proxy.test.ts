@@ -21,7 +21,7 @@ describe('the TypeScript proxy as a real process, in front of the echo upstream'
   let proxy: ServiceProcess;
   beforeAll(async () => {
     upstream = await startEchoUpstream();
-    proxy = await startService('proxy', { UPSTREAM_URL: upstream.url, UPSTREAM_TIMEOUT_MS: '500' });
+    proxy = await startService('proxy', { UPSTREAM_URL: upstream.url, UPSTREAM_TIMEOUT_MS: '2000' });
   });
   afterAll(async () => {
     await proxy?.stop();
@@ -80,7 +80,7 @@ describe('the TypeScript proxy process: limits, shutdown and configuration', () 
     await arrived;
     const exited = proxy.stop('SIGTERM');
     // Release the upstream only once the proxy has begun shutting down.
-    await expect.poll(() => proxy.lines.some((l) => l.includes('shutting down'))).toBe(true);
+    await expect.poll(() => proxy.lines.some((l) => l.includes('shutting down')), { timeout: 5_000 }).toBe(true);
     upstream.releaseHanging();
     const res = await response;
     expect(res.status).toBe(200);

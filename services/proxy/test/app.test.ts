@@ -12,7 +12,7 @@ describe('createProxyApp in front of the echo upstream', () => {
   let baseUrl: string;
   beforeAll(async () => {
     upstream = await startEchoUpstream();
-    app = createProxyApp({ logger: false, upstream: new URL(upstream.url), maxConnections: 64, upstreamTimeoutMs: 500 });
+    app = createProxyApp({ logger: false, upstream: new URL(upstream.url), maxConnections: 64, upstreamTimeoutMs: 2_000 });
     await app.listen({ port: 0, host: '127.0.0.1' });
     baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   });
@@ -71,7 +71,7 @@ describe('createProxyApp in front of the echo upstream', () => {
     const abandoned = upstream.abandoned;
     client.abort();
     expect(await pending).toBe('aborted');
-    await expect.poll(() => upstream.abandoned).toBe(abandoned + 1);
+    await expect.poll(() => upstream.abandoned, { timeout: 5_000 }).toBe(abandoned + 1);
     upstream.releaseHanging();
   });
 
