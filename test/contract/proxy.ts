@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
-import { send, type Received, type Sent } from '../support/http-request.js';
+import { send, sendRaw, type Received, type Sent } from '../support/http-request.js';
 import { downloadBody, type EchoedRequest, type EchoUpstream } from '../support/echo-upstream.js';
 
 const MiB = 1024 * 1024;
@@ -16,6 +16,13 @@ async function echoed(baseUrl: string, sent: Sent): Promise<EchoedRequest> {
   const res = await send(baseUrl, sent);
   expect(res.status).toBe(200);
   return res.json() as EchoedRequest;
+}
+
+/** The echo of a request written byte for byte; HTTP/1.0, so that the answer is not chunked. */
+async function echoedRaw(baseUrl: string, head: string): Promise<EchoedRequest> {
+  const answer = await sendRaw(baseUrl, head);
+  expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as EchoedRequest;
 }
 
 function expectJsonError(res: Received, status: number, error: string): void {
@@ -69,6 +76,17 @@ export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void
     expect((await echoed(baseUrl(), { path: '/' })).headers.host).toBe('127.0.0.1');
     const got = await echoed(baseUrl(), { path: '/', headers: { host: 'Shop.Example.org:8080' } });
     expect(got.headers.host).toBe('shop.example.org');
+  });
+
+  it('sends an absolute request target (GET http://host/path) as its path, with Host from its host', async () => {
+    const got = await echoedRaw(baseUrl(), 'GET http://Other.Example/abs?q=1 HTTP/1.0\r\nHost: named.example');
+    expect(got.url).toBe('/abs?q=1');
+    expect(got.headers.host).toBe('other.example');
+  });
+
+  it('sets Host to the server name, localhost, when an HTTP/1.0 client sends none', async () => {
+    const got = await echoedRaw(baseUrl(), 'GET /old HTTP/1.0');
+    expect(got.headers.host).toBe('localhost');
   });
 
   it('sets X-Real-IP to the client address and X-Forwarded-For to it when there is no chain', async () => {

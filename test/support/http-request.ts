@@ -1,5 +1,6 @@
-/** A test client on node:http: unlike fetch, it can set Host and send a chunked body chunk by chunk. */
+/** Test clients: node:http (unlike fetch, it can set Host and send a body chunk by chunk) and a raw socket. */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 
 export interface Sent {
   method?: string;
@@ -34,5 +35,18 @@ export function send(baseUrl: string, sent: Sent): Promise<Received> {
     if (Array.isArray(body)) for (const chunk of body) req.write(chunk);
     else if (body !== undefined) req.setHeader('content-length', body.length).write(body);
     req.end();
+  });
+}
+
+/** Writes `head` (request line and headers, without the blank line) as is, with Connection: close; resolves with the raw answer. */
+export function sendRaw(baseUrl: string, head: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(`${head}\r\nConnection: close\r\n\r\n`));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
   });
 }

@@ -5,6 +5,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { ResponseRelay } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { upstreamRequestBody } from './request-body.js';
+import { absoluteFormTarget } from './request-target.js';
 
 export interface ProxyAppOptions {
   logger: Logger | false;
@@ -55,11 +56,13 @@ export function createProxyApp(options: ProxyAppOptions): FastifyInstance {
   // upstream fails before one began, by sending the JSON error through Fastify.
   function forward(request: FastifyRequest, reply: FastifyReply): void {
     const raw = request.raw;
+    const url = raw.url ?? '/';
+    const target = url.startsWith('/') ? undefined : absoluteFormTarget(url);
     pool.dispatch(
       {
         method: raw.method as Dispatcher.HttpMethod,
-        path: raw.url ?? '/',
-        headers: upstreamRequestHeaders(raw.headers, raw.socket.remoteAddress ?? ''),
+        path: target?.path ?? url,
+        headers: upstreamRequestHeaders(raw.headers, target?.host ?? raw.headers.host, raw.socket.remoteAddress ?? ''),
         body: upstreamRequestBody(raw, bodyLimit),
       },
       new ResponseRelay(reply),

@@ -41,8 +41,9 @@ export function hostOf(host: string | undefined): string {
 /**
  * The request headers for the upstream, as the flat [name, value, ...] list undici takes:
  * the client's end-to-end headers, then Host, X-Real-IP and X-Forwarded-For (spec 4.4).
+ * `host` is the Host header, or the host of an absolute request target.
  */
-export function upstreamRequestHeaders(headers: IncomingHttpHeaders, clientAddress: string): string[] {
+export function upstreamRequestHeaders(headers: IncomingHttpHeaders, host: string | undefined, clientAddress: string): string[] {
   const named = connectionTokens(headers.connection);
   const out: string[] = [];
   for (const name in headers) {
@@ -54,7 +55,7 @@ export function upstreamRequestHeaders(headers: IncomingHttpHeaders, clientAddre
   const chain = headers['x-forwarded-for'];
   out.push(
     'host',
-    hostOf(headers.host),
+    hostOf(host),
     'x-real-ip',
     clientAddress,
     'x-forwarded-for',

@@ -25,7 +25,11 @@ describe('hostOf (nginx $host)', () => {
 describe('upstreamRequestHeaders', () => {
   it('keeps end-to-end headers, repeated ones included, and sets the three forwarding headers', () => {
     const headers = grouped(
-      upstreamRequestHeaders({ host: 'a.example:81', accept: 'application/json', cookie: 'a=1', 'x-list': ['1', '2'] }, '10.0.0.7'),
+      upstreamRequestHeaders(
+        { host: 'a.example:81', accept: 'application/json', cookie: 'a=1', 'x-list': ['1', '2'] },
+        'a.example:81',
+        '10.0.0.7',
+      ),
     );
     expect(headers).toEqual({
       accept: ['application/json'],
@@ -38,7 +42,10 @@ describe('upstreamRequestHeaders', () => {
   });
 
   it('appends the client to an incoming chain and replaces a client-sent X-Real-IP', () => {
-    const headers = grouped(upstreamRequestHeaders({ 'x-forwarded-for': '1.2.3.4, 5.6.7.8', 'x-real-ip': '6.6.6.6' }, '10.0.0.7'));
+    const headers = grouped(
+      upstreamRequestHeaders({ 'x-forwarded-for': '1.2.3.4, 5.6.7.8', 'x-real-ip': '6.6.6.6' }, undefined, '10.0.0.7'),
+    );
+    expect(headers.host).toEqual(['localhost']);
     expect(headers['x-forwarded-for']).toEqual(['1.2.3.4, 5.6.7.8, 10.0.0.7']);
     expect(headers['x-real-ip']).toEqual(['10.0.0.7']);
   });
@@ -59,6 +66,7 @@ describe('upstreamRequestHeaders', () => {
           'x-hop': 'private',
           'x-kept': 'yes',
         },
+        undefined,
         '10.0.0.7',
       ),
     );
