@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { commonContract } from '../contract/common.js';
+import { databaseContract } from '../contract/database.js';
+import { fetchUserList, uniqueEmail } from '../contract/users.js';
+import { docker, waitForHttp } from './support/docker.js';
+import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
+
+const stage = inject('containerStage');
+if (stage.skipReason !== undefined) console.warn(stage.skipReason);
+
+describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/database.yml)', () => {
+  let stack: Stack;
+  let url = '';
+  const startStack = async (): Promise<void> => {
+    await stack.run(['up', '-d']);
+    url = await stack.url('web', 5000);
+    await waitForHttp(url);
+  };
+  beforeAll(async () => {
+    stack = await openStack('database', stage);
+  });
+  afterAll(async () => {
+    await stack.remove();
+  });
+
+  it('up -d starts variant B only once PostgreSQL is healthy', async () => {
+    const started = performance.now();
+    await startStack();
+    console.log(`database stack: up -d and answering in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const db = await startAndHealthy(await stack.container('db'));
+    const web = await startAndHealthy(await stack.container('web'));
+    expect(db.firstHealthy).toBeDefined();
+    expect(web.started).toBeGreaterThanOrEqual(db.firstHealthy ?? Infinity);
+    expect(await stack.url('db', 5432)).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  describe('variant B on its published port', () => {
+    databaseContract(() => url);
+    commonContract(() => url);
+  });
+
+  it('takes the password from the env file: in the containers, not in the image', async () => {
+    const env = (await docker(['inspect', '--format', '{{json .Config.Env}}', await stack.container('web')])).toString();
+    expect(env).toContain(`postgresql://tester:${stack.password}@db:5432/flaskapp`);
+    expect(env).toContain('FLASK_ENV=production');
+    const image = await docker(['inspect', '--format', '{{.Config.Image}}', await stack.container('web')]);
+    expect(await docker(['image', 'inspect', '--format', '{{json .Config.Env}}', image])).not.toContain(stack.password);
+  });
+
+  it('exec db runs psql against the configured user and database', async () => {
+    const count = await stack.run(['exec', '-T', 'db', 'psql', '-U', 'tester', '-d', 'flaskapp', '-tAc', 'SELECT count(*) FROM users']);
+    expect(Number(count)).toBeGreaterThan(0);
+  });
+
+  it('keeps the data in postgres-data across down and up', async () => {
+    const email = uniqueEmail('survivor');
+    const created = await fetch(`${url}/api/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Survivor', email }),
+    });
+    expect(created.status).toBe(201);
+    await stack.run(['down']);
+    expect(await leftovers(stack.project)).toEqual(expect.arrayContaining([`${stack.project}_postgres-data`]));
+    await startStack();
+    expect((await fetchUserList(url)).users.map((u) => u.email)).toContain(email);
+  });
+
+  it('logs web shows the start-up line', async () => {
+    expect(await stack.run(['logs', '--no-color', 'web'])).toContain('"msg":"Database app running on port 5000"');
+  });
+
+  it('down -v removes the containers, the network and both volumes', async () => {
+    await stack.run(['down', '-v']);
+    expect(await leftovers(stack.project)).toEqual([]);
+  });
+});

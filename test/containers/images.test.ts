@@ -1,0 +1,94 @@
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { docker, dockerResult, publishedUrl, repoRoot, timedStop, waitForHttp } from './support/docker.js';
+import { imageOf, services } from './support/images.js';
+
+const stage = inject('containerStage');
+if (stage.skipReason !== undefined) console.warn(stage.skipReason);
+
+interface ImageConfig {
+  User: string;
+  Env: string[];
+  Cmd: string[];
+  Entrypoint: string[] | null;
+  WorkingDir: string;
+  ExposedPorts: Record<string, object>;
+  Healthcheck: { Test: string[]; Interval: number; Timeout: number; StartPeriod: number; Retries: number };
+}
+
+const second = 1e9; // inspect reports durations in nanoseconds
+
+describe.skipIf(stage.skipReason !== undefined).each(services)('image of $service', ({ service, port }) => {
+  const image = imageOf(service, stage.tag);
+  const prefix = `sample-${stage.runId}-${service}`;
+  const volumes = [`${prefix}-logs`, `${prefix}-data`];
+  afterAll(async () => {
+    await docker(['rm', '--force', '--volumes', prefix]).catch(() => undefined);
+    await docker(['volume', 'rm', ...volumes]).catch(() => undefined);
+  });
+
+  it('runs node directly as the non-root node user, in production, with the spec health check', async () => {
+    const config = JSON.parse(await docker(['image', 'inspect', '--format', '{{json .Config}}', image])) as ImageConfig;
+    expect(config.User).toBe('node');
+    expect(config.Entrypoint).toBeNull();
+    expect(config.Cmd).toEqual(['node', 'dist/main.js']);
+    expect(config.WorkingDir).toBe(`/app/services/${service}`);
+    expect(Object.keys(config.ExposedPorts)).toEqual([`${port}/tcp`]);
+    expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', `PORT=${port}`, 'LOG_DIR=/app/logs']));
+    expect(config.Env.filter((e) => /PASSWORD|DATABASE_URL|SECRET|TOKEN/i.test(e))).toEqual([]);
+    expect(config.Healthcheck).toEqual({
+      Test: ['CMD', 'node', '/app/health-probe.mjs'],
+      Interval: 30 * second,
+      Timeout: 3 * second,
+      StartPeriod: 5 * second,
+      Retries: 3,
+    });
+  });
+
+  it('holds only production dependencies and compiled code (one-off run --rm leaves no container)', async () => {
+    const name = `${prefix}-once`;
+    const listing = await docker(['run', '--rm', '--name', name, image, 'node', '-e', listModules]);
+    const { modules, files } = JSON.parse(listing) as { modules: string[]; files: string[] };
+    for (const devOnly of ['typescript', 'vitest', 'tsx', 'eslint', '@types']) expect(modules).not.toContain(devOnly);
+    const needsDatabase = service === 'database' || service === 'backend';
+    expect(modules.includes('better-sqlite3')).toBe(needsDatabase);
+    expect(modules.includes('pg')).toBe(needsDatabase);
+    expect(files.filter((f) => !f.endsWith('.js') && !f.endsWith('package.json'))).toEqual([]);
+    expect(await docker(['ps', '--all', '--quiet', '--filter', `name=${name}`])).toBe('');
+  });
+
+  it('serves under --read-only --cap-drop=ALL --user 1000:1000 -m 512m --cpus=1 with its volumes, and stops at once', async () => {
+    for (const volume of volumes) await docker(['volume', 'create', volume]);
+    // The proxy forwards everything, /health included: alone, it answers 502 from a closed upstream.
+    const env = service === 'proxy' ? ['-e', 'UPSTREAM_URL=http://127.0.0.1:9'] : [];
+    await docker([
+      'run', '-d', '--name', prefix, '-p', `127.0.0.1:0:${port}`,
+      '-v', `${volumes[0]}:/app/logs`, '-v', `${volumes[1]}:/app/data`, ...env,
+      '--read-only', '--cap-drop=ALL', '--user', '1000:1000', '-m', '512m', '--cpus=1', image,
+    ]); // prettier-ignore
+    const baseUrl = await publishedUrl(prefix, port);
+    await waitForHttp(baseUrl, 30_000, service === 'proxy' ? 502 : 200);
+    const pid1 = await docker(['exec', prefix, 'cat', '/proc/1/cmdline']);
+    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', 'dist/main.js']);
+    expect(await docker(['exec', prefix, 'ls', '/app/logs'])).toContain(`${service}.log`);
+    const stopMs = await timedStop(prefix);
+    expect(stopMs).toBeLessThan(2_000);
+    expect(await docker(['inspect', '--format', '{{.State.ExitCode}}', prefix])).toBe('0');
+    console.log(`${image}: docker stop took ${stopMs.toFixed(0)} ms`);
+  });
+
+  it('refuses a build whose PORT does not match the service', async () => {
+    const wrong = port === 80 ? 3000 : 80;
+    const buildArgs = ['--build-arg', `SERVICE=${service}`, '--build-arg', `PORT=${wrong}`];
+    const { code, output } = await dockerResult(['build', '--pull=false', '--force-rm', '-q', ...buildArgs, repoRoot]);
+    expect(code).not.toBe(0);
+    expect(output).toContain(`SERVICE=${service} listens on ${port}`);
+  });
+});
+
+/** Runs inside the image: top-level packages in node_modules and every file of the app's code. */
+const listModules = `
+const { readdirSync } = require('node:fs');
+const top = (d) => readdirSync(d).filter((n) => !n.startsWith('.')).flatMap((n) => n.startsWith('@') ? [n, ...readdirSync(d + '/' + n).map((s) => n + '/' + s)] : [n]);
+const walk = (d) => readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? (e.name === 'node_modules' ? [] : walk(d + '/' + e.name)) : [d + '/' + e.name]);
+console.log(JSON.stringify({ modules: top('/app/node_modules'), files: [...walk('/app/packages'), ...walk('/app/services')] }));
+`;

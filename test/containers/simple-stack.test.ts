@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { commonContract } from '../contract/common.js';
+import { simpleContract } from '../contract/simple.js';
+import { docker, inspectJson, waitFor, waitForHttp } from './support/docker.js';
+import { imageOf } from './support/images.js';
+import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
+
+const stage = inject('containerStage');
+if (stage.skipReason !== undefined) console.warn(stage.skipReason);
+
+describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/simple.yml)', () => {
+  let stack: Stack;
+  const urls = { web: '', proxy: '' };
+  beforeAll(async () => {
+    stack = await openStack('simple', stage);
+  });
+  afterAll(async () => {
+    await stack.remove();
+  });
+
+  it('build builds the web image from the Dockerfile', async () => {
+    const output = await stack.run(['build', 'web'], 600_000);
+    expect(output).toContain(`Successfully tagged ${imageOf('simple', stage.tag)}`);
+  });
+
+  it('up -d starts web, then the nginx proxy; ps lists both', async () => {
+    await stack.run(['up', '-d']);
+    urls.web = await stack.url('web', 3000);
+    urls.proxy = await stack.url('proxy', 80);
+    await waitForHttp(urls.web);
+    await waitForHttp(urls.proxy);
+    const [web, proxy] = await Promise.all([stack.container('web'), stack.container('proxy')]);
+    expect((await startAndHealthy(proxy)).started).toBeGreaterThanOrEqual((await startAndHealthy(web)).started);
+    const ps = await stack.run(['ps']);
+    expect(ps).toMatch(new RegExp(`${stack.project}_web_1 .* Up`));
+    expect(ps).toMatch(new RegExp(`${stack.project}_proxy_1 .* Up`));
+  });
+
+  describe('variant A on its published port', () => {
+    simpleContract(() => urls.web, { environment: 'production' });
+    commonContract(() => urls.web);
+  });
+  describe('variant A through nginx', () => {
+    simpleContract(() => urls.proxy, { environment: 'production' });
+    commonContract(() => urls.proxy);
+  });
+
+  it('declares app-logs at /app/logs, app-network, the read-only nginx.conf and restart unless-stopped', async () => {
+    for (const service of ['web', 'proxy']) {
+      const id = await stack.container(service);
+      expect(await docker(['inspect', '--format', '{{.HostConfig.RestartPolicy.Name}}', id])).toBe('unless-stopped');
+      expect(Object.keys(await inspectJson<object>(id, '{{json .NetworkSettings.Networks}}'))).toEqual([`${stack.project}_app-network`]);
+    }
+    const mounts = async (service: string): Promise<{ Name?: string; Destination: string; RW: boolean }[]> =>
+      inspectJson(await stack.container(service), '{{json .Mounts}}');
+    expect(await mounts('web')).toEqual([
+      expect.objectContaining({ Name: `${stack.project}_app-logs`, Destination: '/app/logs', RW: true }),
+    ]);
+    expect(await mounts('proxy')).toEqual([expect.objectContaining({ Destination: '/etc/nginx/nginx.conf', RW: false })]);
+  });
+
+  it('logs web shows the start-up line; exec web runs a command in the service', async () => {
+    expect(await stack.run(['logs', '--no-color', 'web'])).toContain('"msg":"Server running on port 3000"');
+    expect(await stack.run(['exec', '-T', 'web', 'ls', '/app/logs'])).toBe('simple.log');
+  });
+
+  it('web becomes healthy by its compose health check', async () => {
+    const web = await stack.container('web');
+    await waitFor(
+      'web to be healthy',
+      async () => ((await startAndHealthy(web)).firstHealthy !== undefined ? true : undefined),
+      60_000,
+      1_000,
+    );
+  });
+
+  it('up -d --scale web=3 runs three replicas, and the proxy reaches all of them once restarted', async () => {
+    await stack.run(['up', '-d', '--scale', 'web=3']);
+    // nginx resolves `web` when it starts: a restart makes it see the new replicas (README).
+    await stack.run(['restart', 'proxy']);
+    urls.proxy = await stack.url('proxy', 80);
+    await waitForHttp(urls.proxy);
+    const ids = (await stack.run(['ps', '-q', 'web'])).split('\n');
+    expect(ids).toHaveLength(3);
+    const hostnames = await Promise.all(ids.map((id) => docker(['inspect', '--format', '{{.Config.Hostname}}', id])));
+    const seen = new Set<string>();
+    for (let i = 0; i < 12; i += 1) seen.add(((await (await fetch(`${urls.proxy}/`)).json()) as { hostname: string }).hostname);
+    expect([...seen].sort()).toEqual(hostnames.sort());
+  });
+
+  it('down -v removes its containers, network and volume', async () => {
+    await stack.run(['down', '-v']);
+    expect(await leftovers(stack.project)).toEqual([]);
+  });
+});

@@ -1,0 +1,154 @@
+import { execFile, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
+
+/**
+ * The docker.io client: /usr/local/bin/docker on these machines is a newer client without
+ * buildx. DOCKER_BUILDKIT=0 makes any client use the legacy builder the stand-ins need.
+ */
+const dockerBin = process.env.DOCKER_BIN ?? '/usr/bin/docker';
+const composeBin = process.env.DOCKER_COMPOSE_BIN ?? 'docker-compose';
+const baseEnv = { ...process.env, DOCKER_BUILDKIT: '0', COMPOSE_DOCKER_CLI_BUILD: '0' };
+
+export interface CliOptions {
+  /** Extra environment for this one call (compose reads its variables from here). */
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+function runCli(file: string, args: string[], options: CliOptions = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      file,
+      args,
+      { env: { ...baseEnv, ...options.env }, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) {
+          const tail = `${stdout}\n${stderr}`.trim().split('\n').slice(-30).join('\n');
+          reject(new Error(`${file} ${args.join(' ')} failed (${error.code ?? error.signal}):\n${tail}`));
+        } else resolve(stdout.trim());
+      },
+    );
+  });
+}
+
+/** Runs `docker <args>` (no shell) and returns its trimmed stdout; rejects with the output tail. */
+export function docker(args: string[], options?: CliOptions): Promise<string> {
+  return runCli(dockerBin, args, options);
+}
+
+/** Like docker(), but resolves the exit code and output instead of rejecting. */
+export function dockerResult(args: string[]): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile(dockerBin, args, { env: baseEnv, timeout: 60_000 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ code, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+export function compose(args: string[], options?: CliOptions): Promise<string> {
+  return runCli(composeBin, args, options);
+}
+
+/** docker inspect with a Go template whose result is JSON, e.g. `{{json .State}}`. */
+export async function inspectJson<T>(name: string, template: string): Promise<T> {
+  return JSON.parse(await docker(['inspect', '--format', template, name])) as T;
+}
+
+/** Polls until check() returns a value other than undefined; fails with `what` after the timeout. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 500): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+interface HealthState {
+  Status: string;
+  Running: boolean;
+  Health?: { Status: string; Log: { Start: string; End: string; ExitCode: number; Output: string }[] };
+}
+
+/** Waits for `inspect` to report the health status `healthy`; fails at once on unhealthy or exit. */
+export async function waitHealthy(container: string, timeoutMs: number): Promise<HealthState> {
+  return waitFor(
+    `${container} to become healthy`,
+    async () => {
+      const state = await inspectJson<HealthState>(container, '{{json .State}}');
+      if (!state.Running) throw new Error(`${container} is ${state.Status}`);
+      if (state.Health?.Status === 'unhealthy') throw new Error(`${container} is unhealthy: ${JSON.stringify(state.Health.Log.at(-1))}`);
+      return state.Health?.Status === 'healthy' ? state : undefined;
+    },
+    timeoutMs,
+    1_000,
+  ).catch(async (error: Error) => {
+    const logs = await dockerResult(['logs', '--tail', '30', container]);
+    throw new Error(`${error.message}\nlast log lines of ${container}:\n${logs.output}`);
+  });
+}
+
+/** `http://127.0.0.1:<port>` for a container port published on loopback (`-p 127.0.0.1:0:<port>`). */
+export async function publishedUrl(container: string, port: number): Promise<string> {
+  const mapping = (await docker(['port', container, `${port}/tcp`])).split('\n')[0] ?? '';
+  const match = /^127\.0\.0\.1:(\d+)$/.exec(mapping);
+  if (!match) throw new Error(`${container}:${port} is not published on 127.0.0.1 (docker port says "${mapping}")`);
+  return `http://127.0.0.1:${match[1]}`;
+}
+
+/**
+ * GET <url><path>, given up after 2 s: a published port accepts connections before the
+ * container's network is wired, and such a request can hang without ever failing.
+ */
+export function probe(url: string): Promise<Response> {
+  return fetch(url, { signal: AbortSignal.timeout(2_000) });
+}
+
+/** Waits until GET <url>/health answers `status` (200 unless told). */
+export async function waitForHttp(baseUrl: string, timeoutMs = 30_000, status = 200): Promise<void> {
+  await waitFor(
+    `${baseUrl}/health to answer ${status}`,
+    async () => ((await probe(`${baseUrl}/health`)).status === status ? true : undefined),
+    timeoutMs,
+    250,
+  );
+}
+
+/**
+ * Follows `docker logs -f` from now on (`--tail 0`: no earlier lines) until a line matches,
+ * then ends the follower; rejects when the follower exits or the timeout passes first.
+ */
+export function followLogsUntil(container: string, pattern: RegExp, timeoutMs: number): Promise<string> {
+  const child = spawn(dockerBin, ['logs', '-f', '--tail', '0', container], { env: baseEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no log line matching ${pattern} within ${timeoutMs} ms`)), timeoutMs);
+    const onLine = (line: string): void => {
+      if (!pattern.test(line)) return;
+      clearTimeout(timer);
+      resolve(line);
+    };
+    createInterface({ input: child.stdout }).on('line', onLine);
+    createInterface({ input: child.stderr }).on('line', onLine);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`docker logs -f exited (${code}) before a line matched ${pattern}`));
+    });
+  }).finally(() => child.kill());
+}
+
+/** How long `docker stop` takes, in milliseconds. */
+export async function timedStop(container: string): Promise<number> {
+  const started = performance.now();
+  await docker(['stop', container]);
+  return performance.now() - started;
+}

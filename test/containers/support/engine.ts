@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { compose, dockerResult, repoRoot } from './docker.js';
+
+/** The shared CI tools: docker-engine.sh and offline-images/build.sh (see the README, "containers"). */
+const toolsDir = resolve(process.env.SHARED_TOOLS_DIR ?? resolve(repoRoot, '../shared/tools'));
+const engineScript = resolve(toolsDir, 'docker-engine.sh');
+const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
+
+/** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
+const baseImages = ['node:20-bookworm', 'node:20-bookworm-slim', 'postgres:15', 'nginx:1.22'];
+
+async function dockerSucceeds(args: string[]): Promise<boolean> {
+  return (await dockerResult(args)).code === 0;
+}
+
+/** Runs a tool with its output on our terminal (they report progress and failures themselves). */
+function runTool(file: string, args: string[]): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DOCKER_BUILDKIT: '0' } });
+    child.on('error', fail);
+    child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`${file} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+export interface Engine {
+  /** True when this stage started dockerd and must stop it again. */
+  startedHere: boolean;
+}
+
+/**
+ * An engine that answers, with docker-compose and the base images present: the one already
+ * running, or one started with the shared tools. Throws with a message that says what is missing.
+ */
+export async function prepareEngine(): Promise<Engine> {
+  let startedHere = false;
+  if (!(await dockerSucceeds(['info']))) {
+    if (!existsSync(engineScript)) {
+      throw new Error(`no Docker engine answers and ${engineScript} does not exist (set SHARED_TOOLS_DIR)`);
+    }
+    if (process.getuid?.() !== 0) throw new Error(`no Docker engine answers and starting one with ${engineScript} needs root`);
+    await runTool(engineScript, ['start']);
+    startedHere = true;
+  }
+  const engine = { startedHere };
+  try {
+    await compose(['version']).catch(() => {
+      throw new Error('docker-compose (Compose 1.29) is not installed');
+    });
+    const present = await Promise.all(baseImages.map((image) => dockerSucceeds(['image', 'inspect', image])));
+    if (present.includes(false)) {
+      if (!existsSync(baseImagesScript)) {
+        throw new Error(
+          `base images missing (${baseImages.filter((_, i) => !present[i]).join(', ')}) and ${baseImagesScript} does not exist`,
+        );
+      }
+      await runTool(baseImagesScript, ['--only', 'node,postgres,nginx']);
+    }
+    return engine;
+  } catch (error) {
+    await releaseEngine(engine);
+    throw error;
+  }
+}
+
+/** Stops dockerd by the PID its start recorded, only when this stage started it. */
+export async function releaseEngine(engine: Engine): Promise<void> {
+  if (engine.startedHere) await runTool(engineScript, ['stop']);
+}

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compose, docker, inspectJson, repoRoot } from './docker.js';
+import type { ContainerStage } from './images.js';
+
+export type StackName = 'simple' | 'database' | 'two-tier';
+
+export interface Stack {
+  project: string;
+  /** The database password of this run, from the env file (never from an image). */
+  password: string;
+  /** `docker-compose --env-file <file> -p <project> -f deploy/compose/<stack>.yml <args>`. */
+  run: (args: string[], timeoutMs?: number) => Promise<string>;
+  /** http://127.0.0.1:<port> of a service's published port (replica `index`, from 1). */
+  url: (service: string, port: number, index?: number) => Promise<string>;
+  /** The id of the service's (first) container. */
+  container: (service: string) => Promise<string>;
+  /** down -v and the env file; safe to call twice. */
+  remove: () => Promise<void>;
+}
+
+/**
+ * A compose stack of this run: a unique project name, this run's image tag, a fresh random
+ * database password and every host port on a free loopback port, all through --env-file.
+ */
+export async function openStack(stack: StackName, stage: ContainerStage): Promise<Stack> {
+  const project = `sample-${stack}-${stage.runId}`;
+  const password = randomBytes(12).toString('hex');
+  const dir = await mkdtemp(join(tmpdir(), `${project}-`));
+  const envFile = join(dir, 'stack.env');
+  const ports = ['WEB_PORT', 'PROXY_PORT', 'DB_PORT', 'FRONTEND_PORT', 'BACKEND_PORT'].map((p) => `${p}=127.0.0.1:0`);
+  await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `POSTGRES_PASSWORD=${password}`, ...ports, ''].join('\n'));
+  const run = (args: string[], timeoutMs = 180_000): Promise<string> =>
+    compose(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `${stack}.yml`), ...args], { timeoutMs });
+  return {
+    project,
+    password,
+    run,
+    url: async (service, port, index = 1) => {
+      const mapping = await run(['port', `--index=${index}`, service, String(port)]);
+      if (!/^127\.0\.0\.1:\d+$/.test(mapping)) throw new Error(`${service}:${port} is published as "${mapping}", not on 127.0.0.1`);
+      return `http://${mapping}`;
+    },
+    container: async (service) => (await run(['ps', '-q', service])).split('\n')[0] ?? '',
+    remove: async () => {
+      await run(['down', '-v', '--remove-orphans']).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Names of the project's containers, volumes or networks that still exist. */
+export async function leftovers(project: string): Promise<string[]> {
+  const filter = `label=com.docker.compose.project=${project}`;
+  const lists = await Promise.all([
+    docker(['ps', '--all', '--filter', filter, '--format', '{{.Names}}']),
+    docker(['volume', 'ls', '--filter', filter, '--format', '{{.Name}}']),
+    docker(['network', 'ls', '--filter', filter, '--format', '{{.Name}}']),
+  ]);
+  return lists.flatMap((l) => l.split('\n')).filter(Boolean);
+}
+
+interface Started {
+  StartedAt: string;
+  Health?: { Log: { End: string; ExitCode: number }[] };
+}
+
+/** When the container started, and when its first passing health probe (still in the log) ended. */
+export async function startAndHealthy(container: string): Promise<{ started: number; firstHealthy: number | undefined }> {
+  const state = await inspectJson<Started>(container, '{{json .State}}');
+  const passed = state.Health?.Log.filter((l) => l.ExitCode === 0).map((l) => Date.parse(l.End));
+  return { started: Date.parse(state.StartedAt), firstHealthy: passed?.length ? Math.min(...passed) : undefined };
+}

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { backendContract } from '../contract/backend.js';
+import { commonContract } from '../contract/common.js';
+import { frontendContract } from '../contract/frontend.js';
+import { waitForHttp } from './support/docker.js';
+import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
+
+const stage = inject('containerStage');
+if (stage.skipReason !== undefined) console.warn(stage.skipReason);
+
+describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/two-tier.yml)', () => {
+  let stack: Stack;
+  const urls = { frontend: '', backend: '' };
+  beforeAll(async () => {
+    stack = await openStack('two-tier', stage);
+  });
+  afterAll(async () => {
+    await stack.remove();
+  });
+
+  it('up -d starts the backend once the database is healthy, the frontend once the backend is', async () => {
+    const started = performance.now();
+    await stack.run(['up', '-d']);
+    [urls.frontend, urls.backend] = await Promise.all([stack.url('frontend', 3000), stack.url('backend', 5000)]);
+    await waitForHttp(urls.frontend);
+    console.log(`two-tier stack: up -d and answering in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const [db, backend, frontend] = await Promise.all(
+      ['db', 'backend', 'frontend'].map(async (s) => startAndHealthy(await stack.container(s))),
+    );
+    expect(backend?.started).toBeGreaterThanOrEqual(db?.firstHealthy ?? Infinity);
+    expect(frontend?.started).toBeGreaterThanOrEqual(backend?.firstHealthy ?? Infinity);
+  });
+
+  describe('the backend on its published port', () => {
+    backendContract(() => urls.backend);
+    commonContract(() => urls.backend);
+  });
+  describe('the frontend on its published port, reaching the backend by its service name', () => {
+    frontendContract(
+      () => urls.frontend,
+      () => urls.backend,
+    );
+    commonContract(() => urls.frontend);
+  });
+
+  it('logs of each service show its start-up line', async () => {
+    expect(await stack.run(['logs', '--no-color', 'frontend'])).toContain('"msg":"Frontend service running on port 3000"');
+    expect(await stack.run(['logs', '--no-color', 'backend'])).toContain('"msg":"Backend service running on port 5000"');
+  });
+
+  it('down -v removes the containers, the network and both volumes', async () => {
+    await stack.run(['down', '-v']);
+    expect(await leftovers(stack.project)).toEqual([]);
+  });
+});
