@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commonContract } from '../contract/common.js';
 import { proxyContract } from '../contract/proxy.js';
 import { simpleContract } from '../contract/simple.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/echo-upstream.js';
 import { nginxInstalled, startNginx, type NginxProcess } from '../support/nginx.js';
-import { startService, type ServiceProcess } from '../support/service-process.js';
+import { repoRoot, startService, type ServiceProcess } from '../support/service-process.js';
 
 // nginx is optional on a workstation, never in CI: there its absence is a failure.
 const available = nginxInstalled();
@@ -12,6 +14,23 @@ if (!available && process.env.CI !== 'true') {
   console.warn('SKIPPED: nginx is not installed (apt-get install nginx-light); deploy/nginx/nginx.conf was not tested.');
 }
 const suite = available || process.env.CI === 'true' ? describe : describe.skip;
+
+describe('deploy/nginx/nginx.conf', () => {
+  it("keeps the spec's lines: upstream web:3000, port 80, server name, 1024 connections, the three headers", async () => {
+    const config = await readFile(join(repoRoot, 'deploy/nginx/nginx.conf'), 'utf8');
+    for (const line of [
+      'worker_connections 1024;',
+      'server web:3000;',
+      'listen 80;',
+      'server_name localhost;',
+      'proxy_set_header Host $host;',
+      'proxy_set_header X-Real-IP $remote_addr;',
+      'proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+    ]) {
+      expect(config).toContain(line);
+    }
+  });
+});
 
 suite('nginx with deploy/nginx/nginx.conf, in front of the echo upstream', () => {
   let upstream: EchoUpstream;
