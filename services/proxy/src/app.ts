@@ -27,12 +27,13 @@ const UPSTREAM_IDLE_MS = 60_000;
 /**
  * The reverse proxy of spec 4.4: every method and path to one upstream, bodies streamed
  * both ways, Host / X-Real-IP / X-Forwarded-For set as nginx sets them, connections to the
- * upstream kept alive, and JSON errors (413, 502, 504) where nginx would answer HTML.
+ * upstream kept alive, and the same JSON errors (400, 413, 502, 504) as deploy/nginx/nginx.conf.
  * Transparent: no CORS or 404/405 of its own, the upstream answers those.
  */
 export function createProxyApp(options: ProxyAppOptions): FastifyInstance {
   const bodyLimit = options.bodyLimit ?? MiB;
-  const app = createServer({ logger: options.logger, maxConnections: options.maxConnections, bodyLimit, cors: false });
+  // The body limit is enforced here, on the stream: Fastify's applies only to bodies it parses.
+  const app = createServer({ logger: options.logger, maxConnections: options.maxConnections, cors: false });
   const pool = new Pool(options.upstream.origin, {
     // One request in flight per client connection at most, so this never queues.
     connections: options.maxConnections,
