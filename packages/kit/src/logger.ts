@@ -1,9 +1,13 @@
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pino, type Logger, type DestinationStream } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 
 export type { Logger };
+
+// Loaded only in development: production never pays for it at start-up (tens of ms).
+const loadPretty = (): typeof PinoPretty => createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
 
 export interface LoggerOptions {
   /** Service name, also the log file's name: `<logDir>/<name>.log`. */
@@ -26,7 +30,7 @@ export function createLogger(options: LoggerOptions): Logger {
       level: 'trace',
       stream: options.production
         ? pino.destination({ dest: 1, sync: true })
-        : pretty({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }),
+        : loadPretty()({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }),
     },
   ];
   if (options.logDir !== undefined) {
