@@ -13,6 +13,8 @@ export interface LoadRequest {
   method: 'GET' | 'POST';
   /** JSON body; every `[<id>]` in it is replaced by a unique id per request. */
   body?: string;
+  /** Pause before each request of a connection, for latency at a fixed pace rather than at saturation. */
+  pauseMs?: number;
 }
 
 export interface LoadSettings {
@@ -42,18 +44,8 @@ function pinned(cpus: string | undefined, command: string, args: string[]): [str
 
 async function runWrk(request: LoadRequest, settings: LoadSettings): Promise<LoadResult> {
   const script = join(repoRoot, 'bench/wrk-report.lua');
-  const args = [
-    '-t1',
-    `-c${settings.connections}`,
-    `-d${settings.durationSeconds}s`,
-    '--timeout',
-    '5s',
-    '-s',
-    script,
-    request.url,
-    '--',
-    request.method,
-  ];
+  const timing = [`-c${settings.connections}`, `-d${settings.durationSeconds}s`, '--timeout', '5s'];
+  const args = ['-t1', ...timing, '-s', script, request.url, '--', request.method, String(request.pauseMs ?? 0)];
   if (request.body !== undefined) args.push(request.body);
   const { stdout } = await run(...pinned(settings.cpus, 'wrk', args));
   const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
@@ -71,6 +63,7 @@ async function runAutocannon(request: LoadRequest, settings: LoadSettings): Prom
   const cli = join(repoRoot, 'node_modules/autocannon/autocannon.js');
   const args = [cli, '--json', '-c', String(settings.connections), '-d', String(settings.durationSeconds), '-t', '5', '-m', request.method];
   if (request.body !== undefined) args.push('-H', 'content-type=application/json', '-b', request.body, '--idReplacement');
+  if (request.pauseMs !== undefined) args.push('-R', String(Math.round((settings.connections * 1000) / request.pauseMs)));
   args.push(request.url);
   const { stdout } = await run(...pinned(settings.cpus, process.execPath, args), { maxBuffer: 16 * 1024 * 1024 });
   const r = JSON.parse(stdout) as {

@@ -18,6 +18,7 @@ export interface Route {
   path: string;
   method: LoadRequest['method'];
   body?: string;
+  pauseMs?: number;
 }
 
 export const getRoute = (path: string): Route => ({ name: `GET ${path}`, path, method: 'GET' });
@@ -90,7 +91,12 @@ async function measureRound(
  */
 export async function measureRoute(scenario: string, route: Route, contenders: ServerProcess[], settings: RunSettings): Promise<Row[]> {
   const results = contenders.map(() => [] as RoundResult[]);
-  const request = (server: ServerProcess): LoadRequest => ({ url: server.baseUrl + route.path, method: route.method, body: route.body });
+  const request = (server: ServerProcess): LoadRequest => ({
+    url: server.baseUrl + route.path,
+    method: route.method,
+    body: route.body,
+    pauseMs: route.pauseMs,
+  });
   if (settings.warmupSeconds > 0) {
     for (const contender of contenders) {
       await runLoad(request(contender), { ...settings.load, durationSeconds: settings.warmupSeconds });

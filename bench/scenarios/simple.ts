@@ -1,4 +1,4 @@
-import { getRoute, measureRoute, startMeasured, type RunSettings } from '../measure.js';
+import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
 import { nodeServer } from '../server-process.js';
 import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
 
@@ -9,7 +9,7 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
   const subject = await startMeasured(nodeServer('simple', 'services/simple/dist/main.js', {}, settings.cpus.server), settings.startups);
   const baseline = await startMeasured(nodeServer('bare node:http', bareSimple, {}, settings.cpus.server), settings.startups);
   try {
-    const rows = [];
+    const rows: Row[] = [];
     for (const path of ['/', '/api/users', '/health']) {
       rows.push(...(await measureRoute('A', getRoute(path), [subject, baseline], settings)));
     }
