@@ -4,8 +4,7 @@ import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } fro
 import { nodeServer, startServer, type ServerProcess } from '../server-process.js';
 import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
 import { bareDatabase, listRoute } from './database.js';
-
-const bareForward = 'bench/dist/baselines/bare-forward.js';
+import { bareRelay } from './proxy.js';
 
 /** The C backend offers no create: its 100 users are written straight into its table. */
 async function seedTable(url: string, count: number): Promise<void> {
@@ -51,7 +50,9 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
     const frontend = await start(
       startMeasured(nodeServer('frontend', 'services/frontend/dist/main.js', frontendEnv, settings.cpus.server), settings.startups),
     );
-    const relay = await start(startServer(nodeServer('bare node:http + undici', bareForward, frontendEnv, settings.cpus.server)));
+    const relay = await start(
+      startServer(nodeServer('bare node:http + undici', bareRelay, { ...frontendEnv, LOCAL_HEALTH: '1' }, settings.cpus.server)),
+    );
     const frontendRows: Row[] = [];
     for (const route of [listRoute, getRoute('/health')])
       frontendRows.push(...(await measureRoute('C frontend', route, [frontend, relay], settings)));
