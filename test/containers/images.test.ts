@@ -52,7 +52,11 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     const needsDatabase = service === 'database' || service === 'backend';
     expect(modules.includes('better-sqlite3')).toBe(needsDatabase);
     expect(modules.includes('pg')).toBe(needsDatabase);
+    expect(files).toContain(`/app/services/${service}/dist/main.js`);
     expect(files.filter((f) => !f.endsWith('.js') && !f.endsWith('package.json'))).toEqual([]);
+    // Only the workspaces this service references: the kit always, the users store where used.
+    const workspaces = new Set(files.map((f) => f.split('/').slice(2, 4).join('/')));
+    expect([...workspaces].sort()).toEqual(['packages/kit', ...(needsDatabase ? ['packages/users'] : []), `services/${service}`]);
     expect(await docker(['ps', '--all', '--quiet', '--filter', `name=${name}`])).toBe('');
   });
 
