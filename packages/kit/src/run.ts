@@ -37,12 +37,10 @@ function listenErrorMessage(error: NodeJS.ErrnoException, config: ServiceConfig)
 export async function runService(definition: ServiceDefinition, env: Env = process.env): Promise<void> {
   const { name } = definition;
   let config: ServiceConfig;
-  let app: FastifyInstance;
   let logger: Logger;
   try {
     config = readServiceConfig(env, definition.defaults);
     logger = createLogger({ name, production: config.production, logDir: config.logDir, level: config.logLevel });
-    app = await definition.build({ env, config, logger });
   } catch (error) {
     if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
     throw error;
@@ -57,13 +55,15 @@ export async function runService(definition: ServiceDefinition, env: Env = proce
     process.exit(1);
   });
 
-  // Signal handlers go in before listening, so a signal sent as soon as the start-up
-  // line appears is never missed.
+  // Signal handlers go in before the app is built (which may wait on a database) and before
+  // it listens: as PID 1 in a container, a process without them would ignore SIGTERM.
+  let app: FastifyInstance | undefined;
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down');
+    if (app === undefined) process.exit(0); // nothing is served yet: nothing to drain
     setTimeout(() => {
       logger.error(`requests still running after ${SHUTDOWN_GRACE_MS} ms; exiting anyway`);
       process.exit(1);
@@ -81,6 +81,13 @@ export async function runService(definition: ServiceDefinition, env: Env = proce
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+
+  try {
+    app = await definition.build({ env, config, logger });
+  } catch (error) {
+    if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
+    throw error;
+  }
 
   try {
     await app.listen({ port: config.port, host: config.host });

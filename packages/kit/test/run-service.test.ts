@@ -45,6 +45,24 @@ describe('runService', () => {
     expect(await exited).toBe(0);
   });
 
+  it('exits 0 on SIGTERM while the app is still being built', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+      env: { PATH: process.env.PATH, HOST: '127.0.0.1', NODE_ENV: 'production', BUILD_MS: '15000' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = once(child, 'exit');
+    const lines: string[] = [];
+    await new Promise<void>((resolve) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        lines.push(line);
+        if (line.includes('"building"')) resolve();
+      });
+    });
+    child.kill('SIGTERM');
+    expect(await exited).toEqual([0, null]);
+    expect(lines.some((l) => l.includes('running on port'))).toBe(false);
+  });
+
   it('writes JSON log lines to LOG_DIR/<name>.log as well as stdout', async () => {
     tempDir = mkdtempSync(join(tmpdir(), 'kit-logs-'));
     const { child, exited, lines } = await startFixture({ LOG_DIR: tempDir });
