@@ -44,9 +44,12 @@ export function createSimpleApp(options: SimpleAppOptions): FastifyInstance {
     environment: options.environment,
   }));
 
-  // The list never changes: serialized once, sent as is on every request.
+  // The list never changes: serialized once, sent as is on every request. A plain handler that
+  // returns nothing: a returned reply would be awaited as a thenable, which costs every request.
   const usersJson = JSON.stringify(users);
-  app.get('/api/users', (_request, reply) => reply.type('application/json; charset=utf-8').send(usersJson));
+  app.get('/api/users', (_request, reply) => {
+    void reply.type('application/json; charset=utf-8').send(usersJson);
+  });
 
   return app;
 }
