@@ -3,7 +3,7 @@
  * beside a baseline measured in the same run, on a pinned core. See the README's
  * performance section. Options:
  *   --only a,proxy,b,c   scenarios to run (default all)
- *   --quick              a smoke run: one 2 s round per server and route (default three of 5 s)
+ *   --quick              a smoke run: one 1 s round per server and route, no warm-up (default: three of 5 s)
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -37,10 +37,17 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     duration: { type: 'string' },
     rounds: { type: 'string' },
-    connections: { type: 'string', default: '50' },
+    connections: { type: 'string' },
     loadgen: { type: 'string' },
   },
 });
+
+function count(option: string, value: string | undefined, fallback: number): number {
+  const n = value === undefined ? fallback : Number(value);
+  if (Number.isInteger(n) && n >= 1) return n;
+  process.stderr.write(`bench: --${option} must be a whole number of at least 1, got "${value}"\n`);
+  process.exit(2);
+}
 
 const selected = values.only?.split(',').map((s) => s.trim().toLowerCase()) ?? Object.keys(scenarios);
 const unknown = selected.filter((id) => !(id in scenarios));
@@ -56,12 +63,12 @@ const pinning = coreCount >= 2 ? { server: '0', other: `1-${coreCount - 1}` } : 
 const settings: RunSettings = {
   load: {
     tool: loadGenerator,
-    connections: Number(values.connections),
-    durationSeconds: Number(values.duration ?? (values.quick ? 2 : 5)),
+    connections: count('connections', values.connections, 50),
+    durationSeconds: count('duration', values.duration, values.quick ? 1 : 5),
     cpus: pinning.other,
   },
-  rounds: Number(values.rounds ?? (values.quick ? 1 : 3)),
-  warmupSeconds: values.quick ? 1 : 2,
+  rounds: count('rounds', values.rounds, values.quick ? 1 : 3),
+  warmupSeconds: values.quick ? 0 : 2,
   startups: values.quick ? 1 : 3,
   cpus: pinning,
 };
@@ -72,12 +79,19 @@ const usePostgres = (): Promise<TestPostgres | undefined> => (postgres ??= bench
 
 const rows: Row[] = [];
 const targets: TargetCheck[] = [];
+// A scenario that fails (a service that does not start) is reported; the others still run.
+const failures: { scenario: string; error: string }[] = [];
 try {
   for (const id of selected) {
     process.stderr.write(`bench: scenario ${id}...\n`);
-    const result = await (scenarios[id] as Scenario)(settings, usePostgres);
-    rows.push(...result.rows);
-    targets.push(...result.targets);
+    try {
+      const result = await (scenarios[id] as Scenario)(settings, usePostgres);
+      rows.push(...result.rows);
+      targets.push(...result.targets);
+    } catch (error) {
+      failures.push({ scenario: id, error: error instanceof Error ? error.message : String(error) });
+      process.stderr.write(`bench: scenario ${id} failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    }
   }
 } finally {
   await (await postgres)?.destroy();
@@ -86,16 +100,17 @@ try {
 const machine = describeMachine(loadGenerator);
 const report = {
   date: new Date().toISOString(),
-  command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+  command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
   machine,
   settings,
   rows,
   targets,
+  failures,
 };
 const resultsDir = join(repoRoot, 'bench/results');
 mkdirSync(resultsDir, { recursive: true });
 // A full run is the committed reference; partial and quick runs stay local (git-ignored).
-const full = values.only === undefined && !values.quick;
+const full = values.only === undefined && !values.quick && failures.length === 0;
 const file = join(resultsDir, full ? 'latest.json' : `${report.date.replace(/[:.]/g, '-')}.local.json`);
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 
@@ -105,3 +120,7 @@ process.stdout.write(
     .map(([k, v]) => `${k} ${v}`)
     .join('; ')}\nWritten to ${file}\n`,
 );
+if (failures.length > 0) {
+  process.stdout.write(`Failed: ${failures.map((f) => `${f.scenario} (${f.error.split('\n')[0]})`).join('; ')}\n`);
+  process.exitCode = 1;
+}
