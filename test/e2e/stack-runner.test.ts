@@ -103,3 +103,34 @@ describe('npm start -- [stack]', () => {
     expect(stack.lines).toEqual(['start: unknown stack "nope"; choose one of simple, database, two-tier']);
   });
 });
+
+describe('npm run serve -- <service>', () => {
+  it('runs one service in the foreground with its own PORT, and exits 0 on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/serve.ts', 'simple'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = once(child, 'exit');
+    const port = await new Promise<number>((resolve) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const match = /Server running on port (\d+)/.exec(line);
+        if (match) resolve(Number(match[1]));
+      });
+    });
+    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exited).toEqual([0, null]);
+  });
+
+  it('refuses an unknown service with the list of services', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/serve.ts', 'web'], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await once(child, 'exit')).toEqual([1, null]);
+    expect(stderr).toBe('serve: unknown service "web"; choose one of simple, proxy, database, backend, frontend\n');
+  });
+});
