@@ -39,6 +39,11 @@ export function createSqliteStore(dataDir: string): UserStore {
     'INSERT INTO users (name, email) VALUES (?, ?) ON CONFLICT (email) DO NOTHING RETURNING id, name, email, created_at',
   );
   const probe = db.prepare<[], { ok: number }>('SELECT 1 AS ok');
+  // The list is read far more often than it changes, so the rows read last are kept until this
+  // store writes or another connection (another process on the file) commits, which changes
+  // PRAGMA data_version. Checking it costs about 1 us; reading 100 rows about 110 us.
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  let lastList: { version: number; users: User[] } | undefined;
 
   const run = <T>(action: () => T): Promise<T> => {
     try {
@@ -52,9 +57,15 @@ export function createSqliteStore(dataDir: string): UserStore {
     kind: 'sqlite',
     // The table is created when the file is opened above; nothing can be pending here.
     init: () => Promise.resolve(),
-    list: () => run(() => list.all()),
+    list: () =>
+      run(() => {
+        const version = dataVersion.get() as number;
+        if (lastList?.version !== version) lastList = { version, users: list.all() };
+        return lastList.users;
+      }),
     create: (user: NewUser) =>
       run(() => {
+        lastList = undefined;
         const stored = insert.get(user.name, user.email);
         if (stored === undefined) throw new DuplicateEmailError(user.email);
         return stored;

@@ -70,6 +70,22 @@ export function storeSuite(open: () => Promise<UserStore>, openSame: (store: Use
         expect(await store.ping(1_500)).toBe(true);
       }));
 
+    it('lists what another instance created since its own last list, and its own creates', async () => {
+      const first = await open();
+      const second = await openSame(first);
+      try {
+        await Promise.all([first.init(), second.init()]);
+        expect(await first.list()).toEqual([]);
+        const theirs = await second.create({ name: 'Theirs', email: 'theirs@example.com' });
+        expect(await first.list()).toEqual([theirs]);
+        const own = await first.create({ name: 'Own', email: 'own@example.com' });
+        expect(await first.list()).toEqual([theirs, own]);
+        expect(await second.list()).toEqual([theirs, own]);
+      } finally {
+        await Promise.all([first.close(), second.close()]);
+      }
+    });
+
     it('keeps its users for the next instance, and several instances may create the table at once', async () => {
       const first = await open();
       const others = await Promise.all(Array.from({ length: 4 }, () => openSame(first)));
