@@ -92,10 +92,21 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack on Docker Swarm (d
   });
 
   it('replaces a replica that dies', async () => {
-    const [victim] = (await docker(['ps', '-q', '--filter', `label=com.docker.swarm.service.name=${name}_web`])).split('\n');
+    const webContainers = async (): Promise<string[]> =>
+      (await docker(['ps', '-q', '--filter', `label=com.docker.swarm.service.name=${name}_web`])).split('\n').filter(Boolean);
+    const [victim] = await webContainers();
     await docker(['kill', victim ?? '']);
-    await waitFor('a replacement replica', async () => ((await replicas(`${name}_web`)).running === 3 ? true : undefined), 180_000, 2_000);
-    const running = (await docker(['ps', '-q', '--filter', `label=com.docker.swarm.service.name=${name}_web`])).split('\n');
+    // The service counts 3/3 again only once a new replica is healthy; the victim must be gone.
+    const running = await waitFor(
+      'a healthy replacement replica',
+      async () => {
+        const current = await webContainers();
+        const { running: healthy } = await replicas(`${name}_web`);
+        return healthy === 3 && current.length === 3 && !current.includes(victim ?? '') ? current : undefined;
+      },
+      180_000,
+      2_000,
+    );
     expect(running).not.toContain(victim);
     expect(running).toHaveLength(3);
   });
