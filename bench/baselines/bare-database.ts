@@ -5,10 +5,11 @@
  * prepared statements), answering with JSON.stringify. No validation beyond what the query
  * needs, no error mapping: the least work these routes can do. The table must exist.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { sendJson, serve } from './bare-http.js';
 
 interface Driver {
   list: () => Promise<unknown[]>;
@@ -49,13 +50,7 @@ function sqlite(file: string): Driver {
 const driver = process.env.DATABASE_URL ? postgres(process.env.DATABASE_URL) : sqlite(join(process.env.DATA_DIR ?? './data', 'app.db'));
 
 function send(response: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value);
-  response.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'access-control-allow-origin': '*',
-  });
-  response.end(body);
+  sendJson(response, status, JSON.stringify(value));
 }
 
 async function readJson(request: IncomingMessage): Promise<{ name: string; email: string }> {
@@ -75,12 +70,6 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   send(response, 404, { error: 'Not found' });
 }
 
-const server = createServer((request, response) => {
+serve('Bare database server', (request, response) => {
   handle(request, response).catch((error: unknown) => send(response, 500, { error: String(error) }));
 });
-server.keepAliveTimeout = 72_000;
-server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`Bare database server running on port ${typeof address === 'object' && address !== null ? address.port : ''}\n`);
-});
-process.once('SIGTERM', () => process.exit(0));
