@@ -5,6 +5,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './free-port.js';
 
 const run = promisify(execFile);
 
@@ -27,15 +28,6 @@ function binDir(): string | undefined {
   if (!existsSync(root)) return undefined;
   const newest = readdirSync(root).sort((a, b) => Number(b) - Number(a))[0];
   return newest === undefined ? undefined : join(root, newest, 'bin');
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
 }
 
 /** Local only, in the temporary directory; durability is not needed for throwaway data. */
