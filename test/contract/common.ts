@@ -1,5 +1,8 @@
 import { expect, it } from 'vitest';
 
+/** An ISO 8601 timestamp in UTC with milliseconds and `Z`, as every service writes them. */
+export const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 /** Checks every service shares (spec 4: JSON everywhere, cross-origin access). */
 export function commonContract(baseUrl: () => string): void {
   it('answers an unknown path with 404 and a JSON error', async () => {

@@ -1,6 +1,5 @@
 import { expect, it } from 'vitest';
-
-const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+import { isoUtc } from './common.js';
 
 export interface SimpleExpectations {
   /** NODE_ENV the service runs with, reported by /health. */

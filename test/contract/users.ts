@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { isoUtc } from './common.js';
 
 /** What the user routes of B and C's backend return (spec 2.1): exactly these fields. */
 export interface ListedUser {
@@ -7,8 +8,6 @@ export interface ListedUser {
   email: string;
   created_at: string;
 }
-
-const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** An email no earlier run used, so suites work on databases that already hold users. */
 export function uniqueEmail(label: string): string {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DuplicateEmailError, type UserStore } from '../src/index.js';
-
-const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+import { isoUtc } from '../../../test/contract/common.js';
 
 /**
  * What every UserStore adapter must do. `open` returns a store on an empty database; `openMore`
