@@ -24,11 +24,12 @@ export function commonContract(baseUrl: () => string): void {
     expect(simple.headers.get('access-control-allow-origin')).toBe('*');
     const preflight = await fetch(`${baseUrl()}/api/users`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-trace' },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
-    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(preflight.headers.get('access-control-allow-methods')?.split(', ')).toContain('GET');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('x-trace');
   });
 
   it('does not advertise its framework', async () => {

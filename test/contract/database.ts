@@ -133,4 +133,15 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
   });
+
+  it('a browser from another origin may POST JSON: the preflight grants the method and content-type', async () => {
+    const res = await fetch(`${baseUrl()}/api/users`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, OPTIONS');
+    expect(res.headers.get('access-control-allow-headers')).toBe('content-type');
+  });
 }

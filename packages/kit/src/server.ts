@@ -1,7 +1,7 @@
-import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import { addAllowOrigin, answerOptions } from './cors.js';
 import { HttpError } from './errors.js';
 import type { Logger } from './logger.js';
 
@@ -34,20 +34,22 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
 }
 
 /**
- * A Fastify instance with what every service shares: CORS for every origin, JSON bodies,
+ * A Fastify instance with what every service shares: CORS for every origin (cors.ts), JSON bodies,
  * every error answered as JSON `{"error": "..."}` (404, 405 with Allow, 400, 413, 415, 500
  * without internals), timeouts that keep slow or idle sockets from piling up, and
  * connection draining on close. Routes are added by the caller; nothing listens here.
  */
 export function createServer(options: ServerOptions): FastifyInstance {
-  // During shutdown, a response to a request already in flight closes its connection, so
-  // that a keep-alive client does not hold the closing server open. Done where the headers
-  // are written rather than in an onSend hook, which would cost every request a hook run.
+  // Done where a response's head is written rather than in hooks, which would cost every
+  // request a hook run: the CORS header, and during shutdown, closing the connection of a
+  // request already in flight, so that a keep-alive client does not hold the server open.
   let closing = false;
+  const cors = options.cors !== false;
   class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
     // One signature for both forms of the base method: (status, message?, headers?) and (status, headers?).
     override writeHead(statusCode: number, messageOrHeaders?: string | Headers, headers?: Headers): this {
       if (closing) this.shouldKeepAlive = false;
+      if (cors) addAllowOrigin(this, typeof messageOrHeaders === 'string' ? headers : messageOrHeaders);
       return super.writeHead(statusCode, messageOrHeaders as string, headers);
     }
   }
@@ -82,16 +84,19 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // path with a wrong method answers 405 with Allow instead of 404.
   const methodsByPath = FindMyWay();
   app.addHook('onRoute', (route) => {
-    if (route.url.includes('*')) return; // catch-all routes (CORS preflight) say nothing
+    if (route.url.includes('*')) return; // catch-all routes (OPTIONS) say nothing
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (!methodsByPath.find(method as HTTPMethod, route.url)) methodsByPath.on(method as HTTPMethod, route.url, () => undefined);
     }
   });
 
+  const allowedMethods = (path: string): string[] =>
+    (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => methodsByPath.find(m, path));
+
   // JSON is the only body format any service accepts; anything else is a clear 415.
   app.removeContentTypeParser('text/plain');
-  if (options.cors !== false) void app.register(cors, { origin: '*' });
+  if (cors) app.options('*', answerOptions(allowedMethods));
 
   app.addHook('preClose', async () => {
     closing = true;
@@ -99,9 +104,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '/';
-    const allowed = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => methodsByPath.find(m, path));
+    const allowed = allowedMethods(path);
     if (allowed.length > 0) {
-      void reply.header('allow', [...allowed, 'OPTIONS'].join(', '));
+      void reply.header('allow', [...allowed, ...(cors ? ['OPTIONS'] : [])].join(', '));
       return sendError(reply, 405, `Method ${request.method} is not allowed on ${path}`);
     }
     return sendError(reply, 404, `Not found: ${request.method} ${path}`);

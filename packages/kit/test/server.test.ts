@@ -95,14 +95,75 @@ describe('createServer', () => {
     expect(res.json()).toHaveProperty('error');
   });
 
-  it('allows every origin and answers preflight', async () => {
-    const res = await build().inject({
+  // inject() writes through light-my-request's own response class, not the server's, so
+  // the CORS header (added where the server writes a response head) is checked over a socket.
+  async function listen(): Promise<string> {
+    return app.listen({ port: 0, host: '127.0.0.1' });
+  }
+
+  it('answers a preflight with 204, the methods of the path and the headers asked for', async () => {
+    build();
+    const res = await fetch(`${await listen()}/echo?x=1`, {
       method: 'OPTIONS',
-      url: '/echo',
-      headers: { origin: 'https://example.org', 'access-control-request-method': 'POST' },
+      headers: {
+        origin: 'https://example.org',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, x-trace',
+      },
     });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    expect(res.headers.get('access-control-allow-headers')).toBe('content-type, x-trace');
+    expect(res.headers.get('vary')).toBe('Access-Control-Request-Headers');
+    expect(res.headers.get('content-length')).toBe('0');
+    expect(await res.text()).toBe('');
+  });
+
+  it('answers a plain OPTIONS with 204 and Allow, without CORS grants', async () => {
+    const res = await build().inject({ method: 'OPTIONS', url: '/items/7' });
     expect(res.statusCode).toBe(204);
-    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
+    expect(res.headers['access-control-allow-methods']).toBeUndefined();
+  });
+
+  it('answers OPTIONS on an unknown path with the JSON 404', async () => {
+    const res = await build().inject({ method: 'OPTIONS', url: '/nowhere', headers: { 'access-control-request-method': 'GET' } });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'Not found: OPTIONS /nowhere' });
+  });
+
+  it('allows every origin on every answer, errors included', async () => {
+    build();
+    const baseUrl = await listen();
+    for (const [method, path] of [
+      ['POST', '/echo'],
+      ['GET', '/boom'],
+      ['GET', '/unavailable'],
+      ['DELETE', '/echo'],
+      ['GET', '/nowhere'],
+      ['OPTIONS', '/nowhere'],
+    ] as const) {
+      const res = await fetch(baseUrl + path, {
+        method,
+        headers: { origin: 'https://example.org', 'content-type': 'application/json' },
+        body: method === 'POST' ? '{"a":1}' : undefined,
+      });
+      expect(res.headers.get('access-control-allow-origin'), `${method} ${path}`).toBe('*');
+    }
+  });
+
+  it('leaves CORS and OPTIONS out when asked, for a transparent proxy', async () => {
+    app = createServer({ logger: false, cors: false });
+    app.get('/x', (_request, reply) => {
+      void reply.send({ ok: true });
+    });
+    const baseUrl = await listen();
+    expect((await fetch(`${baseUrl}/x`)).headers.get('access-control-allow-origin')).toBeNull();
+    const options = await fetch(`${baseUrl}/x`, { method: 'OPTIONS', headers: { 'access-control-request-method': 'GET' } });
+    expect(options.status).toBe(405);
+    expect(options.headers.get('allow')).toBe('GET, HEAD');
+    expect(options.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('bounds how long a client may take with its headers and its request', () => {
