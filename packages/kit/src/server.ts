@@ -1,8 +1,9 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 import { addAllowOrigin, answerOptions } from './cors.js';
 import { HttpError } from './errors.js';
+import type { Bindings, ChildLoggerOptions } from 'pino';
 import type { Logger } from './logger.js';
 
 export interface ServerOptions {
@@ -34,6 +35,20 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
 }
 
 /**
+ * Fastify gives each request a child logger that binds its id, which ties the request's lines
+ * together. Without request logging a request writes at most one line (an error, which names
+ * method and URL), so here those children are the service's logger itself and no request pays
+ * for one. Fastify's own child factory is kept: a custom one is re-validated on every request.
+ */
+function withoutRequestChildren(logger: Logger): Logger {
+  const child = (bindings: Bindings, childOptions?: ChildLoggerOptions): Logger =>
+    bindings.reqId !== undefined ? shared : logger.child(bindings, childOptions);
+  // Inherits everything else (level, streams, bindings) from the service's logger, as pino's own children do.
+  const shared = Object.create(logger, { child: { value: child } }) as Logger;
+  return shared;
+}
+
+/**
  * A Fastify instance with what every service shares: CORS for every origin (cors.ts), JSON bodies,
  * every error answered as JSON `{"error": "..."}` (404, 405 with Allow, 400, 413, 415, 500
  * without internals), timeouts that keep slow or idle sockets from piling up, and
@@ -57,15 +72,12 @@ export function createServer(options: ServerOptions): FastifyInstance {
   const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
   const app = Fastify({
     http: { ServerResponse: Response },
-    ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
+    ...(options.logger === false
+      ? { logger: false }
+      : { loggerInstance: requestLogging ? options.logger : withoutRequestChildren(options.logger) }),
     bodyLimit: options.bodyLimit ?? MiB,
     // Per-request lines cost a write each; they are on only at LOG_LEVEL=debug or trace.
     logController: new LogController({ disableRequestLogging: !requestLogging }),
-    // A per-request child logger only adds the request id that ties a request's lines
-    // together. Without request logging a request writes at most one line (an error, which
-    // names method and URL), so it logs through the service's logger and every request
-    // saves the cost of a child.
-    ...(requestLogging ? {} : { childLoggerFactory: (logger: FastifyBaseLogger) => logger }),
     // A client has 10 s to send its headers and 30 s for the whole request; an idle
     // keep-alive socket is closed after 72 s, longer than a proxy's 60 s upstream idle
     // timeout so that the proxy, not us, closes first and never reuses a closing socket.

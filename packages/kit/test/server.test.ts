@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { createServer, HttpError } from '../src/index.js';
 
@@ -177,5 +179,63 @@ describe('createServer', () => {
     app = createServer({ logger: false, maxConnections: 1024 });
     await app.ready();
     expect(app.server.maxConnections).toBe(1024);
+  });
+});
+
+describe('createServer logging', () => {
+  /** A production-like logger whose JSON lines are collected. */
+  function memoryLogger(level: string): { logger: ReturnType<typeof pino>; lines: () => Record<string, unknown>[] } {
+    const chunks: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = pino({ level }, stream);
+    return {
+      logger,
+      lines: () =>
+        chunks
+          .join('')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line) as Record<string, unknown>),
+    };
+  }
+
+  it('logs a failed request once, with method and URL, through the service logger', async () => {
+    const { logger, lines } = memoryLogger('info');
+    app = createServer({ logger });
+    app.get('/boom', () => {
+      throw new Error('broken');
+    });
+    app.get('/ok', (_request, reply) => {
+      void reply.send({ ok: true });
+    });
+    await app.inject({ method: 'GET', url: '/ok' });
+    await app.inject({ method: 'GET', url: '/boom?x=1' });
+    const logged = lines();
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ level: 50, msg: 'request failed', method: 'GET', url: '/boom?x=1', err: { message: 'broken' } });
+  });
+
+  it('keeps the bindings of children the services ask for', () => {
+    const { logger, lines } = memoryLogger('info');
+    app = createServer({ logger });
+    app.log.child({ component: 'pool' }).warn('slow');
+    expect(lines()).toEqual([expect.objectContaining({ component: 'pool', msg: 'slow' })]);
+  });
+
+  it('ties the lines of a request together by its id at debug level', async () => {
+    const { logger, lines } = memoryLogger('debug');
+    app = createServer({ logger });
+    app.get('/ok', (_request, reply) => {
+      void reply.send({ ok: true });
+    });
+    await app.inject({ method: 'GET', url: '/ok' });
+    const requestLines = lines().filter((line) => line.reqId !== undefined);
+    expect(requestLines.map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
+    expect(new Set(requestLines.map((line) => line.reqId)).size).toBe(1);
   });
 });
