@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { createServer, HttpError } from '../src/index.js';
+import { createServer, HttpError, type Logger } from '../src/index.js';
 
 let app: FastifyInstance;
 
@@ -184,7 +184,7 @@ describe('createServer', () => {
 
 describe('createServer logging', () => {
   /** A production-like logger whose JSON lines are collected. */
-  function memoryLogger(level: string): { logger: ReturnType<typeof pino>; lines: () => Record<string, unknown>[] } {
+  function memoryLogger(level: string): { logger: Logger; lines: () => Record<string, unknown>[] } {
     const chunks: string[] = [];
     const stream = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -192,7 +192,7 @@ describe('createServer logging', () => {
         done();
       },
     });
-    const logger = pino({ level }, stream);
+    const logger: Logger = pino({ level }, stream);
     return {
       logger,
       lines: () =>
