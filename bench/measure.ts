@@ -39,7 +39,8 @@ export interface Row {
   /** The route's baseline, which `ratio` is against. */
   baseline: string;
   requestsPerSecond: number;
-  /** requestsPerSecond over the baseline's. */
+  /** Req/s over the baseline's in the same round, median over the rounds: a round's pair is
+   * measured back to back, so a slowdown of the machine between rounds cancels out. */
   ratio: number;
   p50Ms: number;
   p99Ms: number;
@@ -110,17 +111,16 @@ export async function measureRoute(scenario: string, route: Route, contenders: S
     }
   }
   const baseline = contenders[contenders.length - 1] as ServerProcess;
-  const baselineRps = median((results[contenders.length - 1] ?? []).map((r) => r.requestsPerSecond));
+  const baselineRounds = results[contenders.length - 1] ?? [];
   return contenders.map((contender, i) => {
     const rounds = results[i] ?? [];
-    const requestsPerSecond = median(rounds.map((r) => r.requestsPerSecond));
     return {
       scenario,
       route: route.name,
       label: contender.label,
       baseline: baseline.label,
-      requestsPerSecond,
-      ratio: requestsPerSecond / baselineRps,
+      requestsPerSecond: median(rounds.map((r) => r.requestsPerSecond)),
+      ratio: median(rounds.map((r, round) => r.requestsPerSecond / (baselineRounds[round]?.requestsPerSecond ?? Number.NaN))),
       p50Ms: median(rounds.map((r) => r.p50Ms)),
       p99Ms: median(rounds.map((r) => r.p99Ms)),
       errors: rounds.reduce((sum, r) => sum + r.errors, 0),

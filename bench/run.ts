@@ -3,7 +3,7 @@
  * beside a baseline measured in the same run, on a pinned core. See the README's
  * performance section. Options:
  *   --only a,proxy,b,c   scenarios to run (default all)
- *   --quick              a smoke run: one 1 s round per server and route, no warm-up (default: three of 5 s)
+ *   --quick              a smoke run: one 1 s round per server and route, no warm-up (default: five of 3 s)
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -64,10 +64,10 @@ const settings: RunSettings = {
   load: {
     tool: loadGenerator,
     connections: count('connections', values.connections, 50),
-    durationSeconds: count('duration', values.duration, values.quick ? 1 : 5),
+    durationSeconds: count('duration', values.duration, values.quick ? 1 : 3),
     cpus: pinning.other,
   },
-  rounds: count('rounds', values.rounds, values.quick ? 1 : 3),
+  rounds: count('rounds', values.rounds, values.quick ? 1 : 5),
   warmupSeconds: values.quick ? 0 : 2,
   startups: values.quick ? 1 : 3,
   cpus: pinning,

@@ -28,9 +28,11 @@ export function rowOf(rows: Row[], route: string, label: string): Row {
   return row;
 }
 
-/** Throughput of a subject as a share of its baseline on one route. */
+/** Throughput of a subject as a share of the baseline it was measured against, round by round. */
 export function throughputRatio(rows: Row[], route: string, subject: string, baseline: string): number {
-  return rowOf(rows, route, subject).requestsPerSecond / rowOf(rows, route, baseline).requestsPerSecond;
+  const row = rowOf(rows, route, subject);
+  if (row.baseline !== baseline) throw new Error(`${subject} on ${route} was measured against ${row.baseline}, not ${baseline}`);
+  return row.ratio;
 }
 
 /** The targets every service shares: no errors, RSS after load against its baseline's, start-up time. */

@@ -8,12 +8,12 @@ import { sendJson, serve } from './bare-http.js';
 import { hostname } from 'node:os';
 
 const host = hostname();
-const usersBody = Buffer.from(
-  JSON.stringify([
-    { id: 1, name: 'John Doe', email: 'john@example.com' },
-    { id: 2, name: 'Jane Smith', email: 'jane@example.com' },
-  ]),
-);
+// Serialized once, and kept a string: Node then writes head and body as one chunk (a Buffer
+// body goes out as a second one, about 2% slower).
+const usersBody = JSON.stringify([
+  { id: 1, name: 'John Doe', email: 'john@example.com' },
+  { id: 2, name: 'Jane Smith', email: 'jane@example.com' },
+]);
 
 serve('Bare server', (request, response) => {
   if (request.url === '/api/users') return sendJson(response, 200, usersBody);

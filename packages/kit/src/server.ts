@@ -41,9 +41,11 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
  * for one. Fastify's own child factory is kept: a custom one is re-validated on every request.
  */
 function withoutRequestChildren(logger: Logger): Logger {
+  // Other children (Fastify's own, which adds its serializers, or a service's) are real ones,
+  // and so are theirs except per request.
   const child = (bindings: Bindings, childOptions?: ChildLoggerOptions): Logger =>
-    bindings.reqId !== undefined ? shared : logger.child(bindings, childOptions);
-  // Inherits everything else (level, streams, bindings) from the service's logger, as pino's own children do.
+    bindings.reqId !== undefined ? shared : withoutRequestChildren(logger.child(bindings, childOptions));
+  // Inherits everything else (level, streams, bindings) from the logger, as pino's own children do.
   const shared = Object.create(logger, { child: { value: child } }) as Logger;
   return shared;
 }
