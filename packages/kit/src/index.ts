@@ -7,4 +7,4 @@ export { errorSchema } from './schemas.js';
 export { createServer } from './server.js';
 export type { ServerOptions } from './server.js';
 export { runService } from './run.js';
-export type { ServiceDefinition } from './run.js';
+export type { BuiltService, ServiceDefinition } from './run.js';

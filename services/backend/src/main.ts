@@ -6,6 +6,6 @@ await runService({
   name: 'backend',
   // FLASK_ENV first: the run mode variable of the original backend (spec 4.5).
   defaults: { port: 5000, modeVariables: ['FLASK_ENV', 'NODE_ENV'] },
-  build: async ({ env, logger }) => createBackendApp({ logger, store: await startUserStore(env, logger) }),
+  build: async ({ env, logger }) => ({ app: createBackendApp({ logger, store: await startUserStore(env, logger) }) }),
   startedMessage: (port) => `Backend service running on port ${port}`,
 });

@@ -5,6 +5,6 @@ import { readProxyConfig } from './config.js';
 await runService({
   name: 'proxy',
   defaults: { port: 80 },
-  build: ({ env, logger }) => createProxyApp({ logger, ...readProxyConfig(env) }),
+  build: ({ env, logger }) => ({ app: createProxyApp({ logger, ...readProxyConfig(env) }) }),
   startedMessage: (port) => `Proxy running on port ${port}`,
 });
