@@ -23,15 +23,18 @@ export function addAllowOrigin(response: ServerResponse, headers: OutgoingHttpHe
   }
 }
 
+/** The path of a request target, without its query. */
+export const pathOf = (url: string): string => url.split('?', 1)[0] ?? '/';
+
 /**
- * Answers OPTIONS on a path that exists: 204 with Allow, and for a preflight (it names
+ * Answers OPTIONS on a path that exists: 204 with Allow (the path's methods, OPTIONS included), and for a preflight (it names
  * Access-Control-Request-Method) the CORS grants as well. Unknown paths get the 404.
  */
 export function answerOptions(allowedMethods: (path: string) => string[]) {
   return (request: FastifyRequest, reply: FastifyReply): void => {
-    const allowed = allowedMethods(request.url.split('?', 1)[0] ?? '/');
+    const allowed = allowedMethods(pathOf(request.url));
     if (allowed.length === 0) return reply.callNotFound();
-    const methods = [...allowed, 'OPTIONS'].join(', ');
+    const methods = allowed.join(', ');
     void reply.code(204).header('allow', methods);
     if (request.headers['access-control-request-method'] !== undefined) {
       const askedHeaders = request.headers['access-control-request-headers'];

@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
-import { addAllowOrigin, answerOptions } from './cors.js';
+import { addAllowOrigin, answerOptions, pathOf } from './cors.js';
 import { HttpError } from './errors.js';
 import type { Bindings, ChildLoggerOptions } from 'pino';
 import type { Logger } from './logger.js';
@@ -105,8 +105,11 @@ export function createServer(options: ServerOptions): FastifyInstance {
     }
   });
 
-  const allowedMethods = (path: string): string[] =>
-    (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => methodsByPath.find(m, path));
+  /** The methods a path takes, OPTIONS included when this server answers it; none for an unknown path. */
+  const allowedMethods = (path: string): string[] => {
+    const routed = (['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => methodsByPath.find(m, path));
+    return routed.length > 0 && cors ? [...routed, 'OPTIONS'] : routed;
+  };
 
   // JSON is the only body format any service accepts; anything else is a clear 415.
   app.removeContentTypeParser('text/plain');
@@ -117,10 +120,10 @@ export function createServer(options: ServerOptions): FastifyInstance {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?', 1)[0] ?? '/';
+    const path = pathOf(request.url);
     const allowed = allowedMethods(path);
     if (allowed.length > 0) {
-      void reply.header('allow', [...allowed, ...(cors ? ['OPTIONS'] : [])].join(', '));
+      void reply.header('allow', allowed.join(', '));
       return sendError(reply, 405, `Method ${request.method} is not allowed on ${path}`);
     }
     return sendError(reply, 404, `Not found: ${request.method} ${path}`);
