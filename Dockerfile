@@ -25,6 +25,7 @@ WORKDIR /src
 # npm ci checks every workspace against the lockfile, so all manifests are needed.
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY packages/kit/package.json packages/kit/
+COPY packages/manifest/package.json packages/manifest/
 COPY packages/users/package.json packages/users/
 COPY services/simple/package.json services/simple/
 COPY services/proxy/package.json services/proxy/

@@ -19,6 +19,11 @@ export function readString(env: Env, name: string, fallback: string): string {
   return raw(env, name) ?? fallback;
 }
 
+/** The value, or undefined when the variable is unset or blank. */
+export function readOptionalString(env: Env, name: string): string | undefined {
+  return raw(env, name);
+}
+
 export function readChoice(env: Env, name: string, fallback: string, choices: readonly string[]): string {
   const value = raw(env, name) ?? fallback;
   if (!choices.includes(value)) throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${value}"`);
@@ -39,8 +44,7 @@ export function readPort(env: Env, name: string, fallback: number): number {
   return readInt(env, name, fallback, 0, 65535);
 }
 
-export function readUrl(env: Env, name: string, fallback: string, protocols: readonly string[]): URL {
-  const value = raw(env, name) ?? fallback;
+function parseUrl(name: string, value: string, protocols: readonly string[]): URL {
   let url: URL;
   try {
     url = new URL(value);
@@ -51,6 +55,16 @@ export function readUrl(env: Env, name: string, fallback: string, protocols: rea
     throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got "${url.protocol}//..."`);
   }
   return url;
+}
+
+export function readUrl(env: Env, name: string, fallback: string, protocols: readonly string[]): URL {
+  return parseUrl(name, raw(env, name) ?? fallback, protocols);
+}
+
+/** The URL, or undefined when the variable is unset or blank. */
+export function readOptionalUrl(env: Env, name: string, protocols: readonly string[]): URL | undefined {
+  const value = raw(env, name);
+  return value === undefined ? undefined : parseUrl(name, value, protocols);
 }
 
 /** What every service reads: where to listen, the run mode and where logs go. */
@@ -68,17 +82,23 @@ export interface ServiceConfig {
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export interface ServiceDefaults {
-  port: number;
-  /** Variables read for the run mode, first set wins; default ['NODE_ENV']. */
-  modeVariables?: readonly string[];
+/** What the kit needs to know of a service: an entry of the manifest (@svc/manifest). */
+export interface ServiceIdentity {
+  /** Short name, used in logs and as the log file's name. */
+  readonly name: string;
+  /** Default listening port. */
+  readonly port: number;
+  /** Variables read for the run mode, first set wins. */
+  readonly modeVariables: readonly string[];
+  /** The start-up line's text before the port, e.g. `Server running on port`. */
+  readonly startedMessage: string;
 }
 
-export function readServiceConfig(env: Env, defaults: ServiceDefaults): ServiceConfig {
-  const modeVariables = defaults.modeVariables ?? ['NODE_ENV'];
-  const mode = modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
+/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL). */
+export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'port' | 'modeVariables'>): ServiceConfig {
+  const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
   return {
-    port: readPort(env, 'PORT', defaults.port),
+    port: readPort(env, 'PORT', service.port),
     host: readString(env, 'HOST', '0.0.0.0'),
     mode,
     production: mode === 'production',

@@ -1,5 +1,15 @@
-export { ConfigError, readChoice, readInt, readPort, readServiceConfig, readString, readUrl } from './config.js';
-export type { Env, ServiceConfig, ServiceDefaults } from './config.js';
+export {
+  ConfigError,
+  readChoice,
+  readInt,
+  readOptionalString,
+  readOptionalUrl,
+  readPort,
+  readServiceConfig,
+  readString,
+  readUrl,
+} from './config.js';
+export type { Env, ServiceConfig, ServiceIdentity } from './config.js';
 export { HttpError } from './errors.js';
 export { createLogger } from './logger.js';
 export type { Logger, LoggerOptions } from './logger.js';

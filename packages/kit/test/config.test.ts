@@ -3,7 +3,7 @@ import { ConfigError, readChoice, readPort, readServiceConfig, readUrl } from '.
 
 describe('configuration from the environment', () => {
   it('uses defaults when variables are unset or blank', () => {
-    expect(readServiceConfig({ PORT: ' ' }, { port: 3000 })).toEqual({
+    expect(readServiceConfig({ PORT: ' ' }, { port: 3000, modeVariables: ['NODE_ENV'] })).toEqual({
       port: 3000,
       host: '0.0.0.0',
       mode: 'development',
@@ -16,7 +16,7 @@ describe('configuration from the environment', () => {
   it('reads PORT, HOST, NODE_ENV, LOG_DIR and LOG_LEVEL', () => {
     const config = readServiceConfig(
       { PORT: '8080', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_DIR: '/app/logs', LOG_LEVEL: 'debug' },
-      { port: 3000 },
+      { port: 3000, modeVariables: ['NODE_ENV'] },
     );
     expect(config).toEqual({ port: 8080, host: '127.0.0.1', mode: 'production', production: true, logDir: '/app/logs', logLevel: 'debug' });
   });

@@ -1,6 +1,6 @@
 export { startUserStore } from './start-store.js';
-export { openUserStore } from './open-store.js';
-export type { OpenedStore } from './open-store.js';
+export { readStoreConfig } from './open-store.js';
+export type { StoreConfig } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
 export { createSqliteStore } from './sqlite-store.js';
 export { addUserRoutes, databaseStatus } from './routes.js';

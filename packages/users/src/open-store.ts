@@ -1,33 +1,37 @@
 import { join, resolve } from 'node:path';
-import { ConfigError, readString, readUrl, type Env } from '@svc/kit';
+import { ConfigError, readOptionalUrl, readString, type Env } from '@svc/kit';
 import { createPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
 import type { UserStore } from './user.js';
 
-export interface OpenedStore {
-  store: UserStore;
-  /** Where the data lives, without the password, for the start-up log. */
-  location: string;
+/** Where users live: PostgreSQL when a URL is given, otherwise a SQLite file in dataDir. */
+export interface StoreConfig {
+  /** DATABASE_URL: `postgresql://user:password@host:port/db` (also `postgres://`). */
+  databaseUrl: URL | undefined;
+  /** DATA_DIR (default ./data), absolute: the SQLite file's directory when there is no URL. */
+  dataDir: string;
+}
+
+/** The store's variables, for the config reader of a service that keeps users. */
+export function readStoreConfig(env: Env): StoreConfig {
+  return {
+    databaseUrl: readOptionalUrl(env, 'DATABASE_URL', ['postgresql:', 'postgres:']),
+    dataDir: resolve(readString(env, 'DATA_DIR', './data')),
+  };
 }
 
 /**
- * The store the environment asks for: PostgreSQL when DATABASE_URL is set
- * (`postgresql://user:password@host:port/db`, also `postgres://`), otherwise a SQLite file
- * in DATA_DIR (default ./data). A malformed URL or an unusable DATA_DIR is a ConfigError,
- * reported at start-up.
+ * Opens the configured store and says where the data lives (without the password) for the log.
+ * An unusable DATA_DIR is a ConfigError, reported at start-up.
  */
-export function openUserStore(env: Env, options: PostgresStoreOptions = {}): OpenedStore {
-  if (env.DATABASE_URL?.trim()) {
-    const url = readUrl(env, 'DATABASE_URL', '', ['postgresql:', 'postgres:']);
-    return {
-      store: createPostgresStore(url.href, options),
-      location: `PostgreSQL at ${url.host}${url.pathname}`,
-    };
+export function openUserStore(config: StoreConfig, options: PostgresStoreOptions = {}): { store: UserStore; location: string } {
+  if (config.databaseUrl !== undefined) {
+    const url = config.databaseUrl;
+    return { store: createPostgresStore(url.href, options), location: `PostgreSQL at ${url.host}${url.pathname}` };
   }
-  const dataDir = resolve(readString(env, 'DATA_DIR', './data'));
-  const location = `SQLite file ${join(dataDir, SQLITE_FILE)}`;
+  const location = `SQLite file ${join(config.dataDir, SQLITE_FILE)}`;
   try {
-    return { store: createSqliteStore(dataDir), location };
+    return { store: createSqliteStore(config.dataDir), location };
   } catch (error) {
     // Typically a directory that is not writable: a start-up problem the operator must fix.
     throw new ConfigError(`DATA_DIR: cannot open the ${location}: ${(error as Error).message}`);

@@ -1,5 +1,5 @@
-import type { Env, Logger } from '@svc/kit';
-import { openUserStore } from './open-store.js';
+import type { Logger } from '@svc/kit';
+import { openUserStore, type StoreConfig } from './open-store.js';
 import type { UserStore } from './user.js';
 
 /**
@@ -7,8 +7,8 @@ import type { UserStore } from './user.js';
  * A database that is not reachable yet does not stop the service: it starts, reports the
  * database as disconnected, and creates the table on the first call once the database answers.
  */
-export async function startUserStore(env: Env, logger: Logger): Promise<UserStore> {
-  const { store, location } = openUserStore(env, {
+export async function startUserStore(config: StoreConfig, logger: Logger): Promise<UserStore> {
+  const { store, location } = openUserStore(config, {
     onIdleError: (error) => logger.warn({ err: error }, 'database connection lost; it will be replaced'),
   });
   try {

@@ -1,11 +1,10 @@
 import { runService } from '@svc/kit';
+import { services } from '@svc/manifest';
 import { startUserStore } from '@svc/users';
 import { createBackendApp } from './app.js';
+import { readConfig } from './config.js';
 
-await runService({
-  name: 'backend',
-  // FLASK_ENV first: the run mode variable of the original backend (spec 4.5).
-  defaults: { port: 5000, modeVariables: ['FLASK_ENV', 'NODE_ENV'] },
-  build: async ({ env, logger }) => ({ app: createBackendApp({ logger, store: await startUserStore(env, logger) }) }),
-  startedMessage: (port) => `Backend service running on port ${port}`,
+await runService(services.backend, {
+  readConfig,
+  build: async ({ config, logger }) => ({ app: createBackendApp({ logger, store: await startUserStore(config.store, logger) }) }),
 });

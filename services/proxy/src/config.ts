@@ -1,6 +1,7 @@
-import { ConfigError, readInt, readUrl, type Env } from '@svc/kit';
+import { ConfigError, readInt, readServiceConfig, readUrl, type Env, type ServiceConfig } from '@svc/kit';
+import { services } from '@svc/manifest';
 
-export interface ProxyConfig {
+export interface ProxyConfig extends ServiceConfig {
   upstream: URL;
   maxConnections: number;
   upstreamTimeoutMs: number;
@@ -11,7 +12,8 @@ export interface ProxyConfig {
  * (default 1024, nginx's worker_connections) and UPSTREAM_TIMEOUT_MS (default 60000,
  * nginx's proxy_connect_timeout and proxy_read_timeout).
  */
-export function readProxyConfig(env: Env): ProxyConfig {
+export function readConfig(env: Env): ProxyConfig {
+  const common = readServiceConfig(env, services.proxy);
   const upstream = readUrl(env, 'UPSTREAM_URL', 'http://web:3000', ['http:']);
   // Every request keeps its own path, so a path here would be silently ignored: refuse it.
   if (upstream.pathname !== '/' || upstream.search !== '' || upstream.hash !== '' || upstream.username !== '') {
@@ -20,6 +22,7 @@ export function readProxyConfig(env: Env): ProxyConfig {
     );
   }
   return {
+    ...common,
     upstream,
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
     upstreamTimeoutMs: readInt(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),

@@ -1,10 +1,16 @@
 import { runService } from '@svc/kit';
+import { services } from '@svc/manifest';
 import { createProxyApp } from './app.js';
-import { readProxyConfig } from './config.js';
+import { readConfig } from './config.js';
 
-await runService({
-  name: 'proxy',
-  defaults: { port: 80 },
-  build: ({ env, logger }) => ({ app: createProxyApp({ logger, ...readProxyConfig(env) }) }),
-  startedMessage: (port) => `Proxy running on port ${port}`,
+await runService(services.proxy, {
+  readConfig,
+  build: ({ config, logger }) => ({
+    app: createProxyApp({
+      logger,
+      upstream: config.upstream,
+      maxConnections: config.maxConnections,
+      upstreamTimeoutMs: config.upstreamTimeoutMs,
+    }),
+  }),
 });

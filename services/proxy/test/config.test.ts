@@ -1,17 +1,17 @@
 import { ConfigError } from '@svc/kit';
 import { describe, expect, it } from 'vitest';
-import { readProxyConfig } from '../src/config.js';
+import { readConfig } from '../src/config.js';
 
-describe('readProxyConfig', () => {
+describe('readConfig', () => {
   it("defaults to the spec's upstream web:3000, nginx's 1024 connections and 60 s timeout", () => {
-    const config = readProxyConfig({});
+    const config = readConfig({});
     expect(config.upstream.href).toBe('http://web:3000/');
     expect(config.maxConnections).toBe(1024);
     expect(config.upstreamTimeoutMs).toBe(60_000);
   });
 
   it('reads UPSTREAM_URL, MAX_CONNECTIONS and UPSTREAM_TIMEOUT_MS', () => {
-    const config = readProxyConfig({ UPSTREAM_URL: 'http://127.0.0.1:8080/', MAX_CONNECTIONS: '2', UPSTREAM_TIMEOUT_MS: '500' });
+    const config = readConfig({ UPSTREAM_URL: 'http://127.0.0.1:8080/', MAX_CONNECTIONS: '2', UPSTREAM_TIMEOUT_MS: '500' });
     expect(config.upstream.origin).toBe('http://127.0.0.1:8080');
     expect(config.maxConnections).toBe(2);
     expect(config.upstreamTimeoutMs).toBe(500);
@@ -27,7 +27,7 @@ describe('readProxyConfig', () => {
     ['MAX_CONNECTIONS', 'many', 'MAX_CONNECTIONS must be an integer from 1'],
     ['UPSTREAM_TIMEOUT_MS', '0', 'UPSTREAM_TIMEOUT_MS must be an integer from 1'],
   ])('refuses %s=%s', (name, value, message) => {
-    expect(() => readProxyConfig({ [name]: value })).toThrow(ConfigError);
-    expect(() => readProxyConfig({ [name]: value })).toThrow(message);
+    expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => readConfig({ [name]: value })).toThrow(message);
   });
 });

@@ -1,9 +1,9 @@
 import { runService } from '@svc/kit';
+import { services } from '@svc/manifest';
 import { createSimpleApp } from './app.js';
+import { readConfig } from './config.js';
 
-await runService({
-  name: 'simple',
-  defaults: { port: 3000 },
+await runService(services.simple, {
+  readConfig,
   build: ({ config, logger }) => ({ app: createSimpleApp({ logger, environment: config.mode }) }),
-  startedMessage: (port) => `Server running on port ${port}`,
 });

@@ -1,0 +1,123 @@
+/**
+ * The services of this repository and the stacks they run in: the one place that names them.
+ * The services' entry points, the stack runner, the image build, the test support and the bench
+ * read it; tests check the compose files, the Dockerfile and the README against it.
+ * Adding a service: a folder under services/ and an entry here.
+ */
+
+export interface ServiceEntry {
+  /** The workspace folder `services/<name>`, the log's name, and the image `sample-<name>`. */
+  readonly name: string;
+  /** Where the spec describes it. */
+  readonly spec: string;
+  /** One line on what it does (README table, OpenAPI title). */
+  readonly summary: string;
+  /** Default listening port (spec 4.5); PORT overrides it. */
+  readonly port: number;
+  /** The start-up line's text before the port, e.g. `Server running on port` (original-facts). */
+  readonly startedMessage: string;
+  /** Variables read for the run mode, first set wins (variant B's original reads FLASK_ENV). */
+  readonly modeVariables: readonly string[];
+}
+
+const nodeEnv = ['NODE_ENV'] as const;
+const flaskEnv = ['FLASK_ENV', 'NODE_ENV'] as const;
+
+export const services = {
+  simple: {
+    name: 'simple',
+    spec: 'variant A',
+    summary: 'greeting, health with uptime and NODE_ENV, two static users',
+    port: 3000,
+    startedMessage: 'Server running on port',
+    modeVariables: nodeEnv,
+  },
+  proxy: {
+    name: 'proxy',
+    spec: 'reverse proxy',
+    summary: 'forwards every request to `web`, with Host, X-Real-IP and X-Forwarded-For',
+    port: 80,
+    startedMessage: 'Proxy running on port',
+    modeVariables: nodeEnv,
+  },
+  database: {
+    name: 'database',
+    spec: 'variant B',
+    summary: 'users in PostgreSQL (`DATABASE_URL`) or a local SQLite file; list, create, health with a database probe',
+    port: 5000,
+    startedMessage: 'Database app running on port',
+    modeVariables: flaskEnv,
+  },
+  backend: {
+    name: 'backend',
+    spec: 'variant C',
+    summary: 'users from the database; health with `service` and `database`',
+    port: 5000,
+    startedMessage: 'Backend service running on port',
+    modeVariables: flaskEnv,
+  },
+  frontend: {
+    name: 'frontend',
+    spec: 'variant C',
+    summary: 'forwards `GET /api/users` from the backend; 500 `{"error":"Failed to fetch users"}` when it fails',
+    port: 3000,
+    startedMessage: 'Frontend service running on port',
+    modeVariables: nodeEnv,
+  },
+} as const satisfies Record<string, ServiceEntry>;
+
+export type ServiceName = keyof typeof services;
+export const serviceNames = Object.keys(services) as ServiceName[];
+
+/** The start-up line of a service listening on `port`. */
+export const startedLine = (service: ServiceName, port: number): string => `${services[service].startedMessage} ${port}`;
+
+/** The image the compose files and the container tests use for a service. */
+export const imageOf = (service: ServiceName, tag: string): string => `sample-${service}:${tag}`;
+
+/** A service in a stack, under the name the others reach it by (the compose service name). */
+export interface StackMember {
+  readonly as: string;
+  readonly service: ServiceName;
+  /**
+   * Variables that point this member at another one: variable -> that member's `as`. Locally the
+   * value is `http://127.0.0.1:<its port>`; in compose `http://<as>:<port>`.
+   */
+  readonly links?: Readonly<Record<string, string>>;
+  /** The image compose runs for this member instead of ours (nginx for the proxy, spec 4.4). */
+  readonly composeImage?: string;
+}
+
+export interface Stack {
+  /** Members in start order: each starts once the ones before it are healthy. */
+  readonly members: readonly StackMember[];
+  /** What compose adds that runs without containers from elsewhere (PostgreSQL; SQLite locally). */
+  readonly composeOnly: readonly string[];
+}
+
+export const stacks = {
+  simple: {
+    members: [
+      { as: 'web', service: 'simple' },
+      { as: 'proxy', service: 'proxy', links: { UPSTREAM_URL: 'web' }, composeImage: 'nginx:1.22' },
+    ],
+    composeOnly: [],
+  },
+  database: {
+    members: [{ as: 'web', service: 'database' }],
+    composeOnly: ['db'],
+  },
+  'two-tier': {
+    members: [
+      { as: 'backend', service: 'backend' },
+      { as: 'frontend', service: 'frontend', links: { BACKEND_URL: 'backend' } },
+    ],
+    composeOnly: ['db'],
+  },
+} as const satisfies Record<string, Stack>;
+
+export type StackName = keyof typeof stacks;
+export const stackNames = Object.keys(stacks) as StackName[];
+
+/** The variable the stack runner reads to move a service's port, e.g. SIMPLE_PORT. */
+export const portVariableOf = (service: ServiceName): string => `${service.toUpperCase()}_PORT`;

@@ -1,0 +1,10 @@
+import { readServiceConfig, type Env, type ServiceConfig } from '@svc/kit';
+import { services } from '@svc/manifest';
+import { readStoreConfig, type StoreConfig } from '@svc/users';
+
+export interface BackendConfig extends ServiceConfig {
+  store: StoreConfig;
+}
+
+/** The common variables (the run mode from FLASK_ENV first, spec 4.5) and where users are stored. */
+export const readConfig = (env: Env): BackendConfig => ({ ...readServiceConfig(env, services.backend), store: readStoreConfig(env) });
