@@ -19,11 +19,6 @@ export function readString(env: Env, name: string, fallback: string): string {
   return raw(env, name) ?? fallback;
 }
 
-/** The value, or undefined when the variable is unset or blank. */
-export function readOptionalString(env: Env, name: string): string | undefined {
-  return raw(env, name);
-}
-
 export function readChoice(env: Env, name: string, fallback: string, choices: readonly string[]): string {
   const value = raw(env, name) ?? fallback;
   if (!choices.includes(value)) throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${value}"`);
@@ -78,7 +73,12 @@ export interface ServiceConfig {
   logDir: string | undefined;
   /** pino level; at debug or trace every request is logged too. */
   logLevel: string;
+  /** `auto`: readable lines for a person at a terminal in development, JSON lines otherwise. */
+  logFormat: LogFormat;
 }
+
+export type LogFormat = 'auto' | 'json' | 'pretty';
+const logFormats: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -104,5 +104,6 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'port
     production: mode === 'production',
     logDir: raw(env, 'LOG_DIR'),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', logLevels),
+    logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
   };
 }

@@ -1,20 +1,13 @@
-export {
-  ConfigError,
-  readChoice,
-  readInt,
-  readOptionalString,
-  readOptionalUrl,
-  readPort,
-  readServiceConfig,
-  readString,
-  readUrl,
-} from './config.js';
+export { ConfigError, readChoice, readInt, readOptionalUrl, readPort, readServiceConfig, readString, readUrl } from './config.js';
 export type { Env, ServiceConfig, ServiceIdentity } from './config.js';
 export { HttpError } from './errors.js';
+export { healthPlugin } from './health.js';
+export type { HealthOptions } from './health.js';
 export { createLogger } from './logger.js';
 export type { Logger, LoggerOptions } from './logger.js';
-export { errorSchema } from './schemas.js';
-export { createServer } from './server.js';
-export type { ServerOptions } from './server.js';
+export type { ApiDescription } from './openapi.js';
+export { ErrorBody, IsoTimestamp } from './schemas.js';
+export { createServer, sendUnchecked } from './server.js';
+export type { App, ServerOptions } from './server.js';
 export { runService } from './run.js';
 export type { BuiltService, ServiceDefinition } from './run.js';

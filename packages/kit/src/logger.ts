@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import type PinoPretty from 'pino-pretty';
+import type { LogFormat } from './config.js';
 
 export type { Logger };
 
@@ -12,8 +13,13 @@ const loadPretty = (): typeof PinoPretty => createRequire(import.meta.url)('pino
 export interface LoggerOptions {
   /** Service name, also the log file's name: `<logDir>/<name>.log`. */
   name: string;
-  /** JSON lines in production, readable lines otherwise. */
+  /** JSON lines in production; see `format`. */
   production: boolean;
+  /**
+   * `auto` (default): readable lines in development when stdout is a terminal, JSON lines
+   * otherwise, so that a process reading the output (the stack runner, a log collector) gets JSON.
+   */
+  format?: LogFormat;
   logDir?: string | undefined;
   level?: string;
 }
@@ -24,13 +30,15 @@ export interface LoggerOptions {
  * flush on exit, and the log survives a crash up to the last line.
  */
 export function createLogger(options: LoggerOptions): Logger {
+  const format = options.format ?? 'auto';
+  const pretty = format === 'pretty' || (format === 'auto' && !options.production && process.stdout.isTTY);
   // Streams take every line (trace): the logger's own level is the one filter.
   const streams: { level: 'trace'; stream: DestinationStream }[] = [
     {
       level: 'trace',
-      stream: options.production
-        ? pino.destination({ dest: 1, sync: true })
-        : loadPretty()({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }),
+      stream: pretty
+        ? loadPretty()({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
+        : pino.destination({ dest: 1, sync: true }),
     },
   ];
   if (options.logDir !== undefined) {

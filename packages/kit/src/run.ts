@@ -1,9 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { ConfigError, type Env, type ServiceConfig, type ServiceIdentity } from './config.js';
 import { createLogger, type Logger } from './logger.js';
+import type { App } from './server.js';
 
 export interface BuiltService {
-  app: FastifyInstance;
+  app: App;
 }
 
 export interface ServiceDefinition<Config extends ServiceConfig> {
@@ -53,7 +53,7 @@ export async function runService<Config extends ServiceConfig>(
   let logger: Logger;
   try {
     config = definition.readConfig(env);
-    logger = createLogger({ name, production: config.production, logDir: config.logDir, level: config.logLevel });
+    logger = createLogger({ name, production: config.production, format: config.logFormat, logDir: config.logDir, level: config.logLevel });
   } catch (error) {
     if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
     throw error;
@@ -70,7 +70,7 @@ export async function runService<Config extends ServiceConfig>(
 
   // Signal handlers go in before the app is built (which may wait on a database) and before
   // it listens: as PID 1 in a container, a process without them would ignore SIGTERM.
-  let app: FastifyInstance | undefined;
+  let app: App | undefined;
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) return;

@@ -1,6 +1,15 @@
-/** JSON schemas shared by the services' routes (response schemas also speed up serialization). */
-export const errorSchema = {
-  type: 'object',
-  properties: { error: { type: 'string' } },
-  required: ['error'],
-} as const;
+/** TypeBox schemas every service shares: they type the handlers, serialize answers and document them. */
+import { Type, type Static } from 'typebox';
+
+export const ErrorBody = Type.Object(
+  { error: Type.String({ description: 'What went wrong, for people' }) },
+  { description: 'Every error answer', examples: [{ error: 'Not found: GET /no/such/path' }] },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** An ISO 8601 timestamp in UTC with milliseconds and `Z`, as every service writes them. */
+export const IsoTimestamp = Type.String({
+  description: 'ISO 8601 in UTC, with milliseconds',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
+  examples: ['2026-11-22T10:15:30.123Z'],
+});

@@ -1,10 +1,23 @@
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type RawServerDefault,
+} from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
-import { addAllowOrigin, answerOptions, pathOf } from './cors.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { answerOptions, pathOf } from './cors.js';
+import { addDocsPage } from './docs.js';
 import { HttpError } from './errors.js';
-import type { Bindings, ChildLoggerOptions } from 'pino';
+import { responseClass, withoutRequestChildren } from './fast-paths.js';
 import type { Logger } from './logger.js';
+import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
+
+/** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export interface ServerOptions {
   /** A pino logger, or false for none (unit tests). */
@@ -15,11 +28,29 @@ export interface ServerOptions {
   maxConnections?: number;
   /** CORS for every origin; default true. A transparent proxy turns it off and leaves CORS to its upstream. */
   cors?: boolean;
+  /** Title and description of the OpenAPI document. */
+  api: ApiDescription;
+  /**
+   * Serve GET /openapi.json and the /docs page; default true. A transparent proxy turns it off:
+   * those paths belong to its upstream.
+   */
+  serveApiDocument?: boolean;
 }
 
 const MiB = 1024 * 1024;
 
-type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
+/** A reply as a route with any schema has it, for the few bodies its schema cannot type. */
+interface AnyReply {
+  send(payload: unknown): unknown;
+}
+
+/**
+ * Sends a body the route's schema cannot type: JSON text already serialized (a static list, a
+ * forwarded answer) or a file stream. The caller says, where the body is made, why it matches.
+ */
+export function sendUnchecked(reply: AnyReply, body: unknown): void {
+  void reply.send(body);
+}
 
 /** Messages for Fastify's own 4xx errors, which otherwise leak parser wording. */
 const frameworkMessages: Record<string, string> = {
@@ -35,45 +66,19 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
 }
 
 /**
- * Fastify gives each request a child logger that binds its id, which ties the request's lines
- * together. Without request logging a request writes at most one line (an error, which names
- * method and URL), so here those children are the service's logger itself and no request pays
- * for one. Fastify's own child factory is kept: a custom one is re-validated on every request.
- */
-function withoutRequestChildren(logger: Logger): Logger {
-  // Other children (Fastify's own, which adds its serializers, or a service's) are real ones,
-  // and so are theirs except per request.
-  const child = (bindings: Bindings, childOptions?: ChildLoggerOptions): Logger =>
-    bindings.reqId !== undefined ? shared : withoutRequestChildren(logger.child(bindings, childOptions));
-  // Inherits everything else (level, streams, bindings) from the logger, as pino's own children do.
-  const shared = Object.create(logger, { child: { value: child } }) as Logger;
-  return shared;
-}
-
-/**
  * A Fastify instance with what every service shares: CORS for every origin (cors.ts), JSON bodies,
  * every error answered as JSON `{"error": "..."}` (404, 405 with Allow, 400, 413, 415, 500
  * without internals), timeouts that keep slow or idle sockets from piling up, and
- * connection draining on close. Routes are added by the caller; nothing listens here.
+ * connection draining on close, and an OpenAPI document of every route. Services add their routes as
+ * plugins (app.register), which load after the document's collector; nothing listens here.
  */
-export function createServer(options: ServerOptions): FastifyInstance {
-  // Done where a response's head is written rather than in hooks, which would cost every
-  // request a hook run: the CORS header, and during shutdown, closing the connection of a
-  // request already in flight, so that a keep-alive client does not hold the server open.
+export function createServer(options: ServerOptions): App {
   let closing = false;
   const cors = options.cors !== false;
-  class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
-    // One signature for both forms of the base method: (status, message?, headers?) and (status, headers?).
-    override writeHead(statusCode: number, messageOrHeaders?: string | Headers, headers?: Headers): this {
-      if (closing) this.shouldKeepAlive = false;
-      if (cors) addAllowOrigin(this, typeof messageOrHeaders === 'string' ? headers : messageOrHeaders);
-      return super.writeHead(statusCode, messageOrHeaders as string, headers);
-    }
-  }
 
   const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
   const app = Fastify({
-    http: { ServerResponse: Response },
+    http: { ServerResponse: responseClass(cors, () => closing) },
     ...(options.logger === false
       ? { logger: false }
       : { loggerInstance: requestLogging ? options.logger : withoutRequestChildren(options.logger) }),
@@ -90,7 +95,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
     return503OnClosing: true,
     // Malformed URLs and header errors reach the client as JSON too.
     frameworkErrors: (error, _request, reply) => sendError(reply, 400, error.message),
-  }) as unknown as FastifyInstance; // the logger generic differs; every consumer uses the base logger type
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App; // Fastify infers the logger type from the options; every service uses the base logger type
   app.server.headersTimeout = 10_000;
   if (options.maxConnections !== undefined) app.server.maxConnections = options.maxConnections;
 
@@ -113,7 +118,20 @@ export function createServer(options: ServerOptions): FastifyInstance {
 
   // JSON is the only body format any service accepts; anything else is a clear 415.
   app.removeContentTypeParser('text/plain');
-  if (cors) app.options('*', answerOptions(allowedMethods));
+
+  // Before any route: the document and the kit's error answers are collected as routes are added.
+  addOpenApi(app, options.api);
+  void app.register(async (kitRoutes: App) => {
+    if (cors)
+      kitRoutes.options(
+        '*',
+        { schema: { summary: 'CORS preflight and Allow for any path', tags: ['cors'] } },
+        answerOptions(allowedMethods),
+      );
+    if (options.serveApiDocument === false) return;
+    addDocumentRoute(kitRoutes);
+    addDocsPage(kitRoutes);
+  });
 
   app.addHook('preClose', async () => {
     closing = true;

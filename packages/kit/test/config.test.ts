@@ -10,6 +10,7 @@ describe('configuration from the environment', () => {
       production: false,
       logDir: undefined,
       logLevel: 'info',
+      logFormat: 'auto',
     });
   });
 
@@ -18,7 +19,15 @@ describe('configuration from the environment', () => {
       { PORT: '8080', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_DIR: '/app/logs', LOG_LEVEL: 'debug' },
       { port: 3000, modeVariables: ['NODE_ENV'] },
     );
-    expect(config).toEqual({ port: 8080, host: '127.0.0.1', mode: 'production', production: true, logDir: '/app/logs', logLevel: 'debug' });
+    expect(config).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      mode: 'production',
+      production: true,
+      logDir: '/app/logs',
+      logLevel: 'debug',
+      logFormat: 'auto',
+    });
   });
 
   it('takes the run mode from the first variable set', () => {

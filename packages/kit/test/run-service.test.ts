@@ -73,8 +73,16 @@ describe('runService', () => {
     expect(fileLines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain('stopped');
   });
 
-  it('writes readable, non-JSON lines in development', async () => {
+  it('writes JSON lines in development when its output is not a terminal', async () => {
     const { child, exited, lines } = await startFixture({ NODE_ENV: 'development' });
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(messages).toContainEqual(expect.stringMatching(/^Slow service running on port \d+$/));
+  });
+
+  it('writes readable, non-JSON lines when LOG_FORMAT=pretty', async () => {
+    const { child, exited, lines } = await startFixture({ NODE_ENV: 'development', LOG_FORMAT: 'pretty' });
     child.kill('SIGINT');
     expect(await exited).toBe(0);
     const started = lines.find((l) => l.includes('Slow service running on port'));

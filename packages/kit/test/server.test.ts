@@ -4,10 +4,11 @@ import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { createServer, HttpError, type Logger } from '../src/index.js';
 
+const api = { title: 'test', description: 'kit tests' };
 let app: FastifyInstance;
 
 function build(bodyLimit?: number): FastifyInstance {
-  app = createServer({ logger: false, ...(bodyLimit === undefined ? {} : { bodyLimit }) });
+  app = createServer({ logger: false, api, ...(bodyLimit === undefined ? {} : { bodyLimit }) });
   app.post('/echo', async (request) => ({ received: request.body }));
   app.get('/boom', async () => {
     throw new Error('secret internals: password=hunter2');
@@ -156,7 +157,7 @@ describe('createServer', () => {
   });
 
   it('leaves CORS and OPTIONS out when asked, for a transparent proxy', async () => {
-    app = createServer({ logger: false, cors: false });
+    app = createServer({ logger: false, cors: false, api });
     app.get('/x', (_request, reply) => {
       void reply.send({ ok: true });
     });
@@ -176,7 +177,7 @@ describe('createServer', () => {
   });
 
   it('caps simultaneous connections when asked', async () => {
-    app = createServer({ logger: false, maxConnections: 1024 });
+    app = createServer({ logger: false, maxConnections: 1024, api });
     await app.ready();
     expect(app.server.maxConnections).toBe(1024);
   });
@@ -206,7 +207,7 @@ describe('createServer logging', () => {
 
   it('logs a failed request once, with method and URL, through the service logger', async () => {
     const { logger, lines } = memoryLogger('info');
-    app = createServer({ logger });
+    app = createServer({ logger, api });
     app.get('/boom', () => {
       throw new Error('broken');
     });
@@ -221,7 +222,7 @@ describe('createServer logging', () => {
   });
 
   it('gives a request no child logger of its own at info level', async () => {
-    app = createServer({ logger: memoryLogger('info').logger });
+    app = createServer({ logger: memoryLogger('info').logger, api });
     app.get('/ok', (request, reply) => {
       void reply.send({ shared: request.log === app.log });
     });
@@ -230,14 +231,14 @@ describe('createServer logging', () => {
 
   it('keeps the bindings of children the services ask for', () => {
     const { logger, lines } = memoryLogger('info');
-    app = createServer({ logger });
+    app = createServer({ logger, api });
     app.log.child({ component: 'pool' }).warn('slow');
     expect(lines()).toEqual([expect.objectContaining({ component: 'pool', msg: 'slow' })]);
   });
 
   it('ties the lines of a request together by its id at debug level', async () => {
     const { logger, lines } = memoryLogger('debug');
-    app = createServer({ logger });
+    app = createServer({ logger, api });
     app.get('/ok', (_request, reply) => {
       void reply.send({ ok: true });
     });

@@ -1,10 +1,10 @@
-export { startUserStore } from './start-store.js';
 export { readStoreConfig } from './open-store.js';
 export type { StoreConfig } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
 export { createSqliteStore } from './sqlite-store.js';
-export { addUserRoutes, databaseStatus } from './routes.js';
-export type { UserRoutesOptions } from './routes.js';
+export { createUserPlugin, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
+export { NewUserBody, User, UserList } from './schemas.js';
+export { startUserStore } from './start-store.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user.js';
-export type { NewUser, User, UserStore } from './user.js';
+export type { NewUser, UserStore } from './user.js';
 export { parseNewUser, REQUIRED_MESSAGE } from './validate.js';

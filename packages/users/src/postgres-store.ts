@@ -98,7 +98,6 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   };
 
   return {
-    kind: 'postgres',
     init,
     async list() {
       await init();

@@ -1,21 +1,19 @@
-import { errorSchema, HttpError } from '@svc/kit';
-import type { FastifyInstance } from 'fastify';
-import { userSchema, usersSchema } from './schemas.js';
+import { ErrorBody, HttpError } from '@svc/kit';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { DatabaseStatus, NewUserBody, User, UserList } from './schemas.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserStore } from './user.js';
 import { parseNewUser } from './validate.js';
 
 /** The health probe gives up after this, well within the 2 s it must answer in and the 3 s image health check. */
-export const PING_TIMEOUT_MS = 1_000;
-
-export interface UserRoutesOptions {
-  /** Also offer POST /api/users (variant B; the backend of C only lists). */
-  create: boolean;
-}
+const PING_TIMEOUT_MS = 1_000;
 
 /** `connected` when `SELECT 1` answers in time (spec 2.3). */
 export async function databaseStatus(store: UserStore): Promise<'connected' | 'disconnected'> {
   return (await store.ping(PING_TIMEOUT_MS)) ? 'connected' : 'disconnected';
 }
+
+export { DatabaseStatus };
 
 /** Store failures as the client sees them; the cause rides along for the kit's log line. */
 function httpErrorFor(error: unknown): unknown {
@@ -34,27 +32,64 @@ async function fromStore<T>(action: () => Promise<T>): Promise<T> {
   }
 }
 
-/** GET /api/users and, when asked, POST /api/users (spec 4.2, 4.3) on the given store. */
-export function addUserRoutes(app: FastifyInstance, store: UserStore, options: UserRoutesOptions): void {
-  app.get('/api/users', { schema: { response: { 200: usersSchema, 503: errorSchema } } }, async () => fromStore(() => store.list()));
-  if (!options.create) return;
+const unavailable = Type.Object(ErrorBody.properties, { description: 'The database is unreachable or too slow; try again' });
 
-  // An empty body sent as JSON is an absent body (rule 1 of spec 4.2), not a parse error.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else void parseJson(request, body as string, done); // parseAs: 'string' hands over a string
-  });
+/** GET /api/users on the store (spec 4.2, 4.3). */
+export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox {
+  return (app, _options, done) => {
+    app.get(
+      '/api/users',
+      { schema: { summary: 'List every user', tags: ['users'], response: { 200: UserList, 503: unavailable } } },
+      async () => fromStore(() => store.list()),
+    );
+    done();
+  };
+}
 
-  app.post(
-    '/api/users',
-    { schema: { response: { 201: userSchema, 400: errorSchema, 409: errorSchema, 503: errorSchema } } },
-    async (request, reply) => {
-      const parsed = parseNewUser(request.body);
-      if (!parsed.ok) throw new HttpError(400, parsed.error);
-      const user = await fromStore(() => store.create(parsed.user));
-      return reply.code(201).send(user);
-    },
-  );
+/**
+ * POST /api/users on the store (spec 4.2). Encapsulated: its JSON parser, which takes an empty
+ * body as an absent one, applies to this route alone.
+ */
+export function createUserPlugin(store: UserStore): FastifyPluginCallbackTypebox {
+  return (app, _options, done) => {
+    // An empty body sent as JSON is an absent body (rule 1 of spec 4.2), not a parse error.
+    const parseJson = app.getDefaultJsonParser('error', 'error');
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, parsed) => {
+      if (body === '') parsed(null, undefined);
+      else void parseJson(request, body as string, parsed); // parseAs: 'string' hands over a string
+    });
+
+    app.post(
+      '/api/users',
+      {
+        schema: {
+          summary: 'Create a user',
+          tags: ['users'],
+          body: NewUserBody,
+          response: {
+            201: User,
+            400: Type.Object(ErrorBody.properties, {
+              description: 'Missing, empty, over-long or malformed name or email, or malformed JSON',
+              examples: [{ error: 'Name and email are required' }],
+            }),
+            409: Type.Object(ErrorBody.properties, {
+              description: 'The email is taken',
+              examples: [{ error: 'A user with this email already exists' }],
+            }),
+            503: unavailable,
+          },
+        },
+        // The body schema documents; parseNewUser checks, with the original's texts (see NewUserBody).
+        validatorCompiler: () => () => true,
+      },
+      async (request, reply) => {
+        const parsed = parseNewUser(request.body);
+        if (!parsed.ok) throw new HttpError(400, parsed.error);
+        const user = await fromStore(() => store.create(parsed.user));
+        return reply.code(201).send(user);
+      },
+    );
+    done();
+  };
 }

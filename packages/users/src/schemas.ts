@@ -1,13 +1,35 @@
-/** Response schemas of the user routes; one schema for POST and list keeps their bytes identical. */
-export const userSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    name: { type: 'string' },
-    email: { type: 'string' },
-    created_at: { type: 'string' },
-  },
-  required: ['id', 'name', 'email', 'created_at'],
-} as const;
+/** Schemas of the user routes: one User schema for POST and list keeps their bytes identical. */
+import { IsoTimestamp } from '@svc/kit';
+import { Type, type Static } from 'typebox';
+import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './validate.js';
 
-export const usersSchema = { type: 'array', items: userSchema } as const;
+const example = { id: 1, name: 'Ada Lovelace', email: 'ada@example.com', created_at: '2026-11-22T10:15:30.123Z' };
+
+export const User = Type.Object(
+  {
+    id: Type.Integer({ description: 'Assigned by the service' }),
+    name: Type.String({ maxLength: NAME_MAX_LENGTH }),
+    email: Type.String({ maxLength: EMAIL_MAX_LENGTH }),
+    created_at: IsoTimestamp,
+  },
+  { examples: [example] },
+);
+export type User = Static<typeof User>;
+
+export const UserList = Type.Array(User, { description: 'Every user, ordered by id', examples: [[example]] });
+
+/**
+ * What a create request should send. Documented, not enforced by the schema: parseNewUser checks
+ * the body and answers with the original's own texts (spec 4.2), which a schema validator cannot.
+ */
+export const NewUserBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH, description: 'Trimmed of surrounding whitespace' }),
+    email: Type.String({ minLength: 3, maxLength: EMAIL_MAX_LENGTH, description: 'local@domain; trimmed; unique' }),
+  },
+  { examples: [{ name: 'Ada Lovelace', email: 'ada@example.com' }] },
+);
+
+export const DatabaseStatus = Type.Union([Type.Literal('connected'), Type.Literal('disconnected')], {
+  description: '`connected` when `SELECT 1` answers within 1 s',
+});

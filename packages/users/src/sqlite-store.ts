@@ -54,7 +54,6 @@ export function createSqliteStore(dataDir: string): UserStore {
   };
 
   return {
-    kind: 'sqlite',
     // The table is created when the file is opened above; nothing can be pending here.
     init: () => Promise.resolve(),
     list: () =>

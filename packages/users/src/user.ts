@@ -1,11 +1,6 @@
-/** A stored user (spec 2.1), exactly as every route returns it. */
-export interface User {
-  id: number;
-  name: string;
-  email: string;
-  /** Creation time, ISO 8601 in UTC with millisecond precision and a `Z`. */
-  created_at: string;
-}
+import type { User } from './schemas.js';
+
+export type { User };
 
 /** What a client supplies to create a user, already checked by parseNewUser. */
 export interface NewUser {
@@ -38,8 +33,6 @@ export class DatabaseUnavailableError extends Error {
  * succeeded yet, so a database that was down at start-up is set up once it comes back.
  */
 export interface UserStore {
-  /** `postgres` or `sqlite`, for logs. */
-  readonly kind: string;
   /** Creates the table when absent; safe when several instances do it at once. */
   init(): Promise<void>;
   /** Every user, ordered by id. */

@@ -1,6 +1,7 @@
-import { createServer, type Logger } from '@svc/kit';
-import { addUserRoutes, databaseStatus, type UserStore } from '@svc/users';
-import type { FastifyInstance } from 'fastify';
+import { createServer, healthPlugin, type App, type Logger } from '@svc/kit';
+import { services } from '@svc/manifest';
+import { databaseStatus, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
+import { Type } from 'typebox';
 
 export interface BackendAppOptions {
   logger: Logger | false;
@@ -8,28 +9,22 @@ export interface BackendAppOptions {
   store: UserStore;
 }
 
-const healthSchema = {
-  type: 'object',
-  properties: {
-    status: { type: 'string' },
-    service: { type: 'string' },
-    database: { type: 'string', enum: ['connected', 'disconnected'] },
-  },
-  required: ['status', 'service', 'database'],
-} as const;
+const Health = Type.Object(
+  { status: Type.Literal('healthy'), service: Type.Literal('backend'), database: DatabaseStatus },
+  { examples: [{ status: 'healthy', service: 'backend', database: 'connected' }] },
+);
 
 /** Backend of variant C (spec 4.3): health with database connectivity and the user list; no create. */
-export function createBackendApp(options: BackendAppOptions): FastifyInstance {
+export function createBackendApp(options: BackendAppOptions): App {
   const { store } = options;
-  const app = createServer({ logger: options.logger });
+  const app = createServer({ logger: options.logger, api: { title: 'backend', description: services.backend.summary } });
   app.addHook('onClose', () => store.close());
-
-  app.get('/health', { schema: { response: { 200: healthSchema } } }, async () => ({
-    status: 'healthy',
-    service: 'backend',
-    database: await databaseStatus(store),
-  }));
-
-  addUserRoutes(app, store, { create: false });
+  void app.register(
+    healthPlugin({
+      schema: Health,
+      report: async () => ({ status: 'healthy' as const, service: 'backend' as const, database: await databaseStatus(store) }),
+    }),
+  );
+  void app.register(listUsersPlugin(store));
   return app;
 }

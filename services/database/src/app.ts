@@ -1,6 +1,8 @@
-import { createServer, type Logger } from '@svc/kit';
-import { addUserRoutes, databaseStatus, type UserStore } from '@svc/users';
-import type { FastifyInstance } from 'fastify';
+import { createServer, healthPlugin, type App, type Logger } from '@svc/kit';
+import { services } from '@svc/manifest';
+import { createUserPlugin, databaseStatus, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 
 export interface DatabaseAppOptions {
   logger: Logger | false;
@@ -8,35 +10,35 @@ export interface DatabaseAppOptions {
   store: UserStore;
 }
 
-const greetingSchema = {
-  type: 'object',
-  properties: { message: { type: 'string' }, timestamp: { type: 'string' } },
-  required: ['message', 'timestamp'],
-} as const;
+const Greeting = Type.Object(
+  { message: Type.String(), timestamp: Type.String({ description: 'ISO 8601, now' }) },
+  { examples: [{ message: 'Hello from Flask Docker App!', timestamp: '2026-11-22T10:15:30.123Z' }] },
+);
 
-const healthSchema = {
-  type: 'object',
-  properties: { status: { type: 'string' }, database: { type: 'string', enum: ['connected', 'disconnected'] } },
-  required: ['status', 'database'],
-} as const;
+const Health = Type.Object(
+  { status: Type.Literal('healthy'), database: DatabaseStatus },
+  { examples: [{ status: 'healthy', database: 'connected' }] },
+);
 
-/** Variant B (spec 4.2): greeting, health with database connectivity, list and create users. */
-export function createDatabaseApp(options: DatabaseAppOptions): FastifyInstance {
-  const { store } = options;
-  const app = createServer({ logger: options.logger });
-  app.addHook('onClose', () => store.close());
-
-  app.get('/', { schema: { response: { 200: greetingSchema } } }, async () => ({
+const greetingRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
+  app.get('/', { schema: { summary: 'Greeting', response: { 200: Greeting } } }, async () => ({
     message: 'Hello from Flask Docker App!',
     timestamp: new Date().toISOString(),
   }));
+  done();
+};
 
+/** Variant B (spec 4.2): greeting, health with database connectivity, list and create users. */
+export function createDatabaseApp(options: DatabaseAppOptions): App {
+  const { store } = options;
+  const app = createServer({ logger: options.logger, api: { title: 'database', description: services.database.summary } });
+  app.addHook('onClose', () => store.close());
+  void app.register(greetingRoutes);
   // Always 200 while the process serves: the database's state is reported, not propagated.
-  app.get('/health', { schema: { response: { 200: healthSchema } } }, async () => ({
-    status: 'healthy',
-    database: await databaseStatus(store),
-  }));
-
-  addUserRoutes(app, store, { create: true });
+  void app.register(
+    healthPlugin({ schema: Health, report: async () => ({ status: 'healthy' as const, database: await databaseStatus(store) }) }),
+  );
+  void app.register(listUsersPlugin(store));
+  void app.register(createUserPlugin(store));
   return app;
 }

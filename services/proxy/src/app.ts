@@ -1,6 +1,7 @@
 import { METHODS } from 'node:http';
-import { createServer, type Logger } from '@svc/kit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createServer, type App, type Logger } from '@svc/kit';
+import { services } from '@svc/manifest';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Pool, type Dispatcher } from 'undici';
 import { ResponseRelay } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
@@ -30,10 +31,17 @@ const UPSTREAM_IDLE_MS = 60_000;
  * upstream kept alive, and the same JSON errors (400, 413, 502, 504) as deploy/nginx/nginx.conf.
  * Transparent: no CORS or 404/405 of its own, the upstream answers those.
  */
-export function createProxyApp(options: ProxyAppOptions): FastifyInstance {
+export function createProxyApp(options: ProxyAppOptions): App {
   const bodyLimit = options.bodyLimit ?? MiB;
   // The body limit is enforced here, on the stream: Fastify's applies only to bodies it parses.
-  const app = createServer({ logger: options.logger, maxConnections: options.maxConnections, cors: false });
+  const app = createServer({
+    logger: options.logger,
+    maxConnections: options.maxConnections,
+    cors: false,
+    // Transparent: /openapi.json and /docs are its upstream's; its own document lists its own errors.
+    serveApiDocument: false,
+    api: { title: 'proxy', description: services.proxy.summary },
+  });
   const pool = new Pool(options.upstream.origin, {
     // One request in flight per client connection at most, so this never queues.
     connections: options.maxConnections,

@@ -1,0 +1,79 @@
+/**
+ * An OpenAPI 3.1 document per service, from the same TypeBox schemas that type and serialize the
+ * routes (@fastify/swagger). The kit adds to every route the errors the kit itself answers, so
+ * the document lists every status a route can answer without each service repeating them.
+ */
+import swagger from '@fastify/swagger';
+import type { RouteOptions } from 'fastify';
+import { Type, type TSchema } from 'typebox';
+import { ErrorBody } from './schemas.js';
+import { sendUnchecked, type App } from './server.js';
+
+export interface ApiDescription {
+  /** The document's title, e.g. the service's name. */
+  title: string;
+  /** What the service does. */
+  description: string;
+}
+
+const error = (description: string): TSchema => Type.Object(ErrorBody.properties, { description });
+
+/** Answers the kit may give on any route, and on routes that take a body. */
+const everyRoute = {
+  400: error('Malformed request (URL, headers) or invalid parameters'),
+  500: error('Unexpected failure; the details are in the log, not here'),
+  503: error('The service is shutting down (or a dependency is down); try again'),
+  default: error('Any other path or method: 404 unknown path, 405 wrong method (with Allow)'),
+};
+const withBody = {
+  413: error('Request body over the limit (1 MiB)'),
+  415: error('Content type other than application/json'),
+};
+
+type Schema = NonNullable<RouteOptions['schema']>;
+
+/**
+ * The route's schema as documented: its own answers plus the kit's errors. Only the document gets
+ * them: in the route's own schema, `default` would also serialize its successful answers.
+ */
+function withKitErrors({ schema = {}, url, route }: { schema?: Schema; url: string; route: RouteOptions }): {
+  schema: Schema;
+  url: string;
+} {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const takesBody = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH');
+  const response = { ...everyRoute, ...(takesBody ? withBody : {}), ...(schema.response as object | undefined) };
+  // A catch-all (`*`, `/*`) as an OpenAPI path: paths start with `/`, and `*` is no template.
+  if (!url.endsWith('*')) return { schema: { ...schema, response }, url };
+  return { schema: { ...schema, response, params: anyPath }, url: `${url.slice(0, -1).replace(/\/?$/, '/')}{path}` };
+}
+
+const anyPath = Type.Object({ path: Type.String({ description: 'Any path' }) });
+
+/**
+ * Registers @fastify/swagger, which learns routes as they are added: services add theirs as
+ * plugins, which load after it.
+ */
+export function addOpenApi(app: App, api: ApiDescription): void {
+  void app.register(swagger, {
+    transform: withKitErrors,
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: api.title, description: api.description, version: '1.0.0' },
+    },
+  });
+}
+
+/** GET /openapi.json: the document, built once on the first request, when every route exists. */
+export function addDocumentRoute(app: App): void {
+  let document: string | undefined;
+  const anyObject = Type.Object({}, { additionalProperties: true });
+  app.get(
+    '/openapi.json',
+    { schema: { summary: 'This document (OpenAPI 3.1)', tags: ['docs'], response: { 200: anyObject } } },
+    (_request, reply) => {
+      document ??= JSON.stringify(app.swagger());
+      sendUnchecked(reply.type('application/json; charset=utf-8'), document); // JSON text of the document object
+    },
+  );
+}
