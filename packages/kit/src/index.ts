@@ -5,6 +5,7 @@ export { healthPlugin } from './health.js';
 export type { HealthOptions } from './health.js';
 export { createLogger } from './logger.js';
 export type { Logger, LoggerOptions } from './logger.js';
+export { notInDocument } from './openapi.js';
 export type { ApiDescription } from './openapi.js';
 export { ErrorBody, IsoTimestamp } from './schemas.js';
 export { createServer, sendUnchecked } from './server.js';

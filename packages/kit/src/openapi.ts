@@ -4,7 +4,7 @@
  * the document lists every status a route can answer without each service repeating them.
  */
 import swagger from '@fastify/swagger';
-import type { RouteOptions } from 'fastify';
+import type { FastifySchema, RouteOptions } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { ErrorBody } from './schemas.js';
 import { sendUnchecked, type App } from './server.js';
@@ -49,6 +49,9 @@ function withKitErrors({ schema = {}, url, route }: { schema?: Schema; url: stri
 }
 
 const anyPath = Type.Object({ path: Type.String({ description: 'Any path' }) });
+
+/** A route schema that keeps the route out of the document (e.g. methods OpenAPI cannot name). */
+export const notInDocument: FastifySchema = { hide: true };
 
 /**
  * Registers @fastify/swagger, which learns routes as they are added: services add theirs as

@@ -1,7 +1,8 @@
 import { METHODS } from 'node:http';
-import { createServer, type App, type Logger } from '@svc/kit';
+import { createServer, ErrorBody, notInDocument, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import { Pool, type Dispatcher } from 'undici';
 import { ResponseRelay } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
@@ -21,6 +22,21 @@ export interface ProxyAppOptions {
 }
 
 const MiB = 1024 * 1024;
+
+const error = (description: string, example: string) => Type.Object(ErrorBody.properties, { description, examples: [{ error: example }] });
+
+const openApiMethods = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']);
+
+/** What the document says of the catch-all: the upstream answers, or one of the proxy's own errors. */
+const forwardSchema = {
+  summary: "Forwarded to the upstream; its answer comes back unchanged (see the upstream's own /openapi.json)",
+  response: {
+    400: error('A request the proxy cannot parse or forward', 'Request target must be a path or an absolute http URL, got "*"'),
+    413: error('Request body over 1 MiB (nginx: client_max_body_size 1m)', 'Request body is too large'),
+    502: error('The upstream refused, reset, closed early or is down', 'Bad gateway: upstream unavailable'),
+    504: error('The upstream did not connect or answer in time', 'Gateway timeout: upstream did not answer in time'),
+  },
+};
 /** Idle upstream connections are kept this long: nginx's upstream keepalive_timeout, and
  * below the services' 72 s, so that we close first and never reuse a closing socket. */
 const UPSTREAM_IDLE_MS = 60_000;
@@ -83,6 +99,13 @@ export function createProxyApp(options: ProxyAppOptions): App {
   for (const method of METHODS) {
     if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
   }
-  app.all('/*', forward);
+  // OpenAPI can describe only its own eight methods; the others are forwarded the same way.
+  const documented = METHODS.filter((method) => openApiMethods.has(method));
+  const undocumented = METHODS.filter((method) => method !== 'CONNECT' && !openApiMethods.has(method));
+  void app.register((routes: App, _options, done) => {
+    routes.route({ method: documented, url: '/*', schema: forwardSchema, handler: forward });
+    routes.route({ method: undocumented, url: '/*', schema: notInDocument, handler: forward });
+    done();
+  });
   return app;
 }
