@@ -1,0 +1,100 @@
+/**
+ * Every service's OpenAPI document: valid OpenAPI 3.1, and every route the app registers is in it,
+ * with the kit's errors. The contract suites check real answers against the same documents.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { App } from '@svc/kit';
+import { serviceNames, type ServiceName } from '@svc/manifest';
+import { createBackendApp } from '@svc/backend/app';
+import { createDatabaseApp } from '@svc/database/app';
+import { createFrontendApp } from '@svc/frontend/app';
+import { createProxyApp } from '@svc/proxy/app';
+import { createSimpleApp } from '@svc/simple/app';
+import { createSqliteStore } from '@svc/users';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'openapi-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** One app per service of the manifest (the Record makes a missing one a type error); nothing is called. */
+const build: Record<ServiceName, () => App> = {
+  simple: () => createSimpleApp({ logger: false, environment: 'test' }),
+  proxy: () => createProxyApp({ logger: false, upstream: new URL('http://127.0.0.1:9'), maxConnections: 8, upstreamTimeoutMs: 1_000 }),
+  database: () => createDatabaseApp({ logger: false, store: createSqliteStore(join(dataDir, 'database')) }),
+  backend: () => createBackendApp({ logger: false, store: createSqliteStore(join(dataDir, 'backend')) }),
+  frontend: () =>
+    createFrontendApp({
+      logger: false,
+      backend: { fetchUsers: () => Promise.reject(new Error('unused')), close: () => Promise.resolve() },
+    }),
+};
+
+interface Operation {
+  responses: Record<string, unknown>;
+}
+interface Document {
+  openapi: string;
+  info: { title: string };
+  paths: Record<string, Record<string, Operation>>;
+}
+
+const openApiMethods = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE']);
+
+/** A Fastify path as an OpenAPI path: `:id` -> `{id}`, a trailing `*` -> `{path}`. */
+const templated = (url: string): string => url.replace(/:(\w+)/g, '{$1}').replace(/\/?\*$/, '/{path}');
+
+/**
+ * Every (method, path) the app routes, read back from its router's printout (`├── /path (GET, HEAD)`,
+ * children indented by four characters and printed relative to their parent), so that a route the
+ * document missed, however it was added, is found.
+ */
+function routesOf(app: App): { method: string; url: string }[] {
+  const routes: { method: string; url: string }[] = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ]*)[├└]── (.*?)(?: \(([^)]+)\))?$/.exec(line);
+    if (match === null) continue;
+    const depth = (match[1] ?? '').length / 4;
+    stack.length = depth;
+    stack.push(match[2] ?? '');
+    const url = stack.join('').replace(/^\/?/, '/').replace(/\/\/+/g, '/');
+    for (const method of match[3]?.split(', ') ?? []) routes.push({ method, url });
+  }
+  return routes;
+}
+
+describe.each(serviceNames)('the OpenAPI document of %s', (name) => {
+  const app = build[name]();
+  const hidden = new Set<string>();
+  app.addHook('onRoute', (route) => {
+    if ((route.schema as { hide?: boolean } | undefined)?.hide === true) for (const method of [route.method].flat()) hidden.add(method);
+  });
+  let document: Document;
+  afterAll(() => app.close());
+
+  it('is valid OpenAPI 3.1, titled with the service name', async () => {
+    await app.ready();
+    document = app.swagger() as unknown as Document;
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.info.title).toBe(name);
+    const result = await new Validator().validate(document as unknown as object);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('documents every route the app registers, with the kit errors', () => {
+    const routes = routesOf(app);
+    expect(routes.map((r) => `${r.method} ${r.url}`)).toContain('GET /health'.replace('/health', name === 'proxy' ? '/*' : '/health'));
+    const documented = routes.filter((r) => openApiMethods.has(r.method));
+    for (const { method, url } of documented) {
+      const operation = document.paths[templated(url)]?.[method.toLowerCase()];
+      expect(operation, `${method} ${url}`).toBeDefined();
+      expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining(['400', '500', '503', 'default']));
+    }
+    // Hidden routes are only for methods OpenAPI cannot name (the proxy forwards them too).
+    for (const method of hidden) expect(openApiMethods.has(method) || method === 'HEAD', method).toBe(false);
+  });
+});
