@@ -25,7 +25,7 @@ export function describeMachine(loadGenerator: string): Record<string, string | 
 
 const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
-/** The table as Markdown: readable in a terminal and pasted as is into the README. */
+/** The table as Markdown: readable in a terminal and pasted as is into bench/README.md. */
 export function formatTable(rows: Row[]): string {
   const lines = [
     '| Scenario | Route | Server | req/s | vs baseline | p50 ms | p99 ms | errors | CPU µs/req | CPU % | RSS MB | start-up ms |',

@@ -1,6 +1,6 @@
 /**
  * The benchmark suite (`npm run bench -- [options]`): each service as a production process
- * beside a baseline measured in the same run, on a pinned core. See the README's
+ * beside a baseline measured in the same run, on a pinned core. See bench/README.md's
  * performance section. Options:
  *   --only a,proxy,b,c   scenarios to run (default all)
  *   --quick              a smoke run: one 1 s round per server and route, no warm-up (default: five of 3 s)
