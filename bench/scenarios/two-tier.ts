@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { TestPostgres } from '../../test/support/postgres.js';
+import type { TestPostgres } from '@svc/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
 import { nodeServer, startServer, type ServerProcess } from '../server-process.js';
 import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { databaseContract } from '../contract/database.js';
-import { runServiceToExit, startService, type ServiceProcess } from '../support/service-process.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { databaseContract } from '@svc/testing/contract/database';
+import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-sqlite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { simpleContract } from '../contract/simple.js';
-import { runServiceToExit, startService, type ServiceProcess } from '../support/service-process.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { simpleContract } from '@svc/testing/contract/simple';
+import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
 
 describe('variant A as a real process', () => {
   let service: ServiceProcess;

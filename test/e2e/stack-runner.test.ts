@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.js';
-import { repoRoot } from '../support/service-process.js';
+import { freePort } from '@svc/testing/free-port';
+import { repoRoot } from '@svc/testing/service-process';
 
 /** Runs `npm start -- <stack>` without the build step (npm test has built already). */
 function startStack(stack: string | undefined, env: Record<string, string>) {

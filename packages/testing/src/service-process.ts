@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 export type ServiceName = 'simple' | 'proxy' | 'database' | 'backend' | 'frontend';
 
-export const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
 export interface ServiceProcess {
   name: ServiceName;
