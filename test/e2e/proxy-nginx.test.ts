@@ -6,7 +6,8 @@ import { proxyContract } from '@svc/testing/contract/proxy';
 import { simpleContract } from '@svc/testing/contract/simple';
 import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
 import { nginxInstalled, startNginx, type NginxProcess } from '@svc/testing/nginx';
-import { repoRoot, startService, type ServiceProcess } from '@svc/testing/service-process';
+import { repoRoot } from '@svc/testing/repo-root';
+import { startService, type ServiceProcess } from '@svc/testing/service-process';
 
 // nginx is optional on a workstation, never in CI: there its absence is a failure.
 const available = nginxInstalled();

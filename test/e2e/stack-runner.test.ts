@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '@svc/testing/free-port';
-import { repoRoot } from '@svc/testing/service-process';
+import { repoRoot } from '@svc/testing/repo-root';
 
 /** Runs `npm start -- <stack>` without the build step (npm test has built already). */
 function startStack(stack: string | undefined, env: Record<string, string>) {

@@ -1,70 +1,45 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { startedLine, type ServiceName } from '@svc/manifest';
+import { startListeningProcess, type ListeningProcess } from './listening-process.js';
+import { repoRoot } from './repo-root.js';
 
-export type ServiceName = 'simple' | 'proxy' | 'database' | 'backend' | 'frontend';
-
-export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
-
-export interface ServiceProcess {
+export interface ServiceProcess extends ListeningProcess {
   name: ServiceName;
-  port: number;
-  baseUrl: string;
-  /** Every line the process wrote so far, stdout and stderr. */
-  lines: string[];
-  /** Resolves with the exit code (null when killed by a signal) once the process ends. */
-  exited: Promise<number | null>;
-  /** Sends the signal (default SIGTERM) and waits for the exit code. */
-  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
+/** The compiled entry point of a service, relative to the repository root. */
+export const serviceEntry = (name: ServiceName): string => `services/${name}/dist/main.js`;
+
+/** What every service process gets before the test's own variables: production on 127.0.0.1. */
+const baseEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOST: '127.0.0.1', NODE_ENV: 'production' });
+
 /**
- * Starts the compiled service as a real production process on an ephemeral port
- * (PORT=0) and learns the port from its start-up line, so tests never race for ports.
+ * Starts the compiled service as a real process on an ephemeral port (PORT=0) and learns the
+ * port from its JSON start-up line, checked against the manifest's start-up line. A service
+ * in development logs readable lines instead: give it a `port` (e.g. from freePort()) to wait on.
  */
-export async function startService(name: ServiceName, env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+export async function startService(
+  name: ServiceName,
+  env: NodeJS.ProcessEnv = {},
+  options: { port?: number } = {},
+): Promise<ServiceProcess> {
+  const started = await startListeningProcess({
+    label: name,
+    command: process.execPath,
+    args: [serviceEntry(name)],
+    env: { ...baseEnv(), PORT: String(options.port ?? 0), ...env },
+    startedMessage: (port) => startedLine(name, port),
+    port: options.port,
   });
-  const lines: string[] = [];
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  createInterface({ input: child.stderr }).on('line', (line) => lines.push(line));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start in 15 s:\n${lines.join('\n')}`)), 15_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      lines.push(line);
-      const match = /running on port (\d+)/.exec(line);
-      if (match?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(Number(match[1]));
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited with ${code} before it started:\n${lines.join('\n')}`));
-    });
-  });
-  return {
-    name,
-    port,
-    baseUrl: `http://127.0.0.1:${port}`,
-    lines,
-    exited,
-    stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
+  return { name, ...started };
 }
 
 /** Runs a service to its exit (for start-up failures) and returns its code and output. */
-export async function runServiceToExit(name: ServiceName, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [`services/${name}/dist/main.js`], {
+export async function runServiceToExit(name: ServiceName, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [serviceEntry(name)], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, HOST: '127.0.0.1', NODE_ENV: 'production', ...env },
+    env: { ...baseEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
