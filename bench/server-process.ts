@@ -88,7 +88,7 @@ export async function startServer(spec: ServerSpec, timeoutMs = 15_000): Promise
   });
   const fail = async (why: string): Promise<never> => {
     await server.stop('SIGKILL');
-    throw new Error(`${spec.label} ${why}:\n${server.lines.slice(-20).join('\n')}`);
+    throw new Error([`${spec.label} ${why}`, ...server.lines.slice(-20)].join('\n'));
   };
   let ended = false;
   void server.exited.then(() => (ended = true));

@@ -109,7 +109,8 @@ export async function startListeningProcess(options: ListeningProcessOptions): P
       settled = true;
       clearTimeout(timer);
       child.kill('SIGKILL');
-      reject(new Error(`${label} ${why}:\n${lines.slice(-20).join('\n')}`));
+      // The reason on the first line, then the last lines the process wrote.
+      reject(new Error([`${label} ${why}`, ...lines.slice(-20)].join('\n')));
     };
     const timer = setTimeout(() => fail(`did not listen within ${timeoutMs} ms`), timeoutMs);
     child.once('error', (error) => fail(`could not be started (${error.message})`));
