@@ -46,7 +46,7 @@ export interface ListeningProcess {
  * the kit's runService; the bench's baselines write the same fields): its port and message, or
  * undefined for any other line.
  */
-export function parseStartupLine(line: string): { port: number; msg: unknown } | undefined {
+function parseStartupLine(line: string): { port: number; msg: unknown } | undefined {
   if (!line.startsWith('{')) return undefined;
   try {
     const record = JSON.parse(line) as { port?: unknown; msg?: unknown };

@@ -45,6 +45,7 @@ export async function runServiceToExit(name: ServiceName, env: NodeJS.ProcessEnv
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  // 'close', not 'exit': by then all of the output is read.
+  const [code] = (await once(child, 'close')) as [number | null];
   return { code, output };
 }
