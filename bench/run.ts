@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { defaultLoadGenerator, type LoadGeneratorName } from './load-generator.js';
 import type { Row, RunSettings } from './measure.js';
 import { describeMachine, formatTable, formatTargets } from './report.js';
-import type { TestPostgres } from '../test/support/postgres.js';
+import type { TestPostgres } from '@svc/testing/postgres';
 import { benchPostgres } from './postgres.js';
 import { runDatabase } from './scenarios/database.js';
 import { runProxy } from './scenarios/proxy.js';

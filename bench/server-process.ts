@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startedLine, type ServiceName } from '@svc/manifest';
+import { startListeningProcess } from '@svc/testing/listening-process';
+import { serviceEntry } from '@svc/testing/service-process';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -14,8 +14,10 @@ export interface ServerSpec {
   command: string;
   args: string[];
   env?: Record<string, string>;
-  /** Where it listens when fixed (nginx); otherwise PORT=0 and the port is read from the start-up line. */
+  /** Where it listens when fixed (nginx); otherwise PORT=0 and the port is read from the JSON start-up line. */
   port?: number;
+  /** The start-up line's message for a port, when known (a service's, from the manifest). */
+  startedMessage?: (port: number) => string;
   /** CPU list for taskset, e.g. "0"; undefined runs unpinned. */
   cpus?: string | undefined;
 }
@@ -33,9 +35,14 @@ export interface ServerProcess {
   stop: () => Promise<void>;
 }
 
-/** Node services run as in production: NODE_ENV=production, info-level JSON logs. */
+/** A Node program run as in production: NODE_ENV=production, info-level JSON logs. */
 export function nodeServer(label: string, script: string, env: Record<string, string>, cpus: string | undefined): ServerSpec {
   return { label, command: process.execPath, args: [script], env: { NODE_ENV: 'production', ...env }, cpus };
+}
+
+/** A compiled service run as in production, its start-up line checked against the manifest. */
+export function serviceServer(label: string, service: ServiceName, env: Record<string, string>, cpus: string | undefined): ServerSpec {
+  return { ...nodeServer(label, serviceEntry(service), env, cpus), startedMessage: (port) => startedLine(service, port) };
 }
 
 const clockTicks = 100; // USER_HZ, 100 on Linux
@@ -69,58 +76,41 @@ function healthStatus(url: string): Promise<number> {
 export async function startServer(spec: ServerSpec, timeoutMs = 15_000): Promise<ServerProcess> {
   const [command, args] = spec.cpus === undefined ? [spec.command, spec.args] : ['taskset', ['-c', spec.cpus, spec.command, ...spec.args]];
   const started = performance.now();
-  const child = spawn(command, args, {
-    cwd: repoRoot,
+  const server = await startListeningProcess({
+    label: spec.label,
+    command,
+    args,
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(spec.port ?? 0), ...spec.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: repoRoot,
+    startedMessage: spec.startedMessage,
+    port: spec.port,
+    timeoutMs,
   });
-  const output: string[] = [];
-  const exited = once(child, 'exit');
-  createInterface({ input: child.stderr }).on('line', (line) => output.push(line));
-  const lines = createInterface({ input: child.stdout });
-  if (spec.port !== undefined) lines.on('line', (line) => output.push(line));
-  const fail = (why: string): Error => {
-    child.kill('SIGKILL');
-    return new Error(`${spec.label} ${why}:\n${output.slice(-20).join('\n')}`);
+  const fail = async (why: string): Promise<never> => {
+    await server.stop('SIGKILL');
+    throw new Error([`${spec.label} ${why}`, ...server.lines.slice(-20)].join('\n'));
   };
-
-  const port =
-    spec.port ??
-    (await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(fail(`did not start in ${timeoutMs} ms`)), timeoutMs);
-      const onExit = (): void => reject(fail(`exited with ${child.exitCode ?? child.signalCode} before it started`));
-      child.once('exit', onExit);
-      lines.on('line', (line) => {
-        output.push(line);
-        const match = /running on port (\d+)/.exec(line);
-        if (match?.[1] === undefined) return;
-        clearTimeout(timer);
-        child.off('exit', onExit);
-        resolve(Number(match[1]));
-      });
-    }));
-  const baseUrl = `http://127.0.0.1:${port}`;
+  let ended = false;
+  void server.exited.then(() => (ended = true));
   for (;;) {
-    if ((await healthStatus(`${baseUrl}/health`)) === 200) break;
-    if (child.exitCode !== null || child.signalCode !== null) throw fail('exited before it was healthy');
-    if (performance.now() - started > timeoutMs) throw fail(`was not healthy in ${timeoutMs} ms`);
+    if ((await healthStatus(`${server.baseUrl}/health`)) === 200) break;
+    if (ended) await fail('exited before it was healthy');
+    if (performance.now() - started > timeoutMs) await fail(`was not healthy in ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   const startupMs = performance.now() - started;
-  const pid = child.pid ?? 0;
+  const { pid } = server;
 
   return {
     label: spec.label,
     pid,
-    baseUrl,
+    baseUrl: server.baseUrl,
     startupMs,
     cpuSeconds: () => cpuSecondsOf(pid),
     rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024,
     stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
+      const timer = setTimeout(() => void server.stop('SIGKILL'), 5_000);
+      await server.stop('SIGTERM');
       clearTimeout(timer);
     },
   };

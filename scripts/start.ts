@@ -1,14 +1,24 @@
 /**
- * `npm start -- [stack]`: runs a whole stack as local processes, in dependency order,
- * each service started once the one it depends on is healthy; output prefixed per
- * service; SIGINT/SIGTERM stops them all, last started first.
+ * `npm start -- [stack]`: runs a stack of the manifest as local processes, members in their
+ * start order, each once the one before it is healthy; every output line shown readably and
+ * prefixed with the service's name; SIGINT/SIGTERM stops them all, last started first.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, readPort } from '@svc/kit';
-import { serviceEntry, stacks, type ServiceName, type StackMember } from './stacks.js';
+import {
+  portVariableOf,
+  services,
+  stackNames,
+  stacks,
+  startedLine,
+  type ServiceName,
+  type StackMember,
+  type StackName,
+} from '@svc/manifest';
+import { startListeningProcess, type ListeningProcess } from '@svc/testing/listening-process';
+import { serviceEntry } from '@svc/testing/service-process';
+import { prettyFactory } from 'pino-pretty';
 
 const HEALTH_TIMEOUT_MS = 30_000;
 
@@ -29,79 +39,98 @@ function checkPortFree(port: number, variable: string): Promise<void> {
   });
 }
 
-async function waitHealthy(member: StackMember, port: number, child: ChildProcess): Promise<void> {
+async function waitHealthy(service: ServiceName, running: ListeningProcess): Promise<void> {
+  let ended = false;
+  void running.exited.then(() => (ended = true));
   const deadline = Date.now() + HEALTH_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${member.service} exited before it was healthy`);
+    if (ended) throw new Error(`${service} exited before it was healthy`);
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(`${running.baseUrl}/health`, { signal: AbortSignal.timeout(2_000) });
       await res.body?.cancel();
       if (res.status === 200) return;
     } catch {
-      // not listening yet
+      // not answering yet
     }
     await sleep(100);
   }
-  throw new Error(`${member.service} was not healthy on port ${port} within ${HEALTH_TIMEOUT_MS / 1000} s`);
+  throw new Error(`${service} was not healthy on port ${running.port} within ${HEALTH_TIMEOUT_MS / 1000} s`);
 }
 
-function prefixOutput(name: string, child: ChildProcess): void {
-  const tag = `[${name}] `;
-  for (const [input, output] of [
-    [child.stdout, process.stdout],
-    [child.stderr, process.stderr],
-  ] as const) {
-    if (input) createInterface({ input }).on('line', (line) => output.write(tag + line + '\n'));
-  }
+// The services log JSON lines when their output is not a terminal: shown here as the kit shows
+// them in one (the prefix already names the service); other lines pass through unchanged.
+const pretty = prettyFactory({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,name' });
+
+function show(service: ServiceName, line: string, stream: 'stdout' | 'stderr'): void {
+  const text = pretty(line).trimEnd();
+  (stream === 'stdout' ? process.stdout : process.stderr).write(text.replace(/^/gm, `[${service}] `) + '\n');
 }
 
 const stackName = process.argv[2] ?? 'simple';
-const stack = stacks[stackName];
-if (stack === undefined) fail(`unknown stack "${stackName}"; choose one of ${Object.keys(stacks).join(', ')}`);
+if (!stackNames.includes(stackName as StackName)) fail(`unknown stack "${stackName}"; choose one of ${stackNames.join(', ')}`);
+const members: readonly StackMember[] = stacks[stackName as StackName].members;
 
-const ports: Partial<Record<ServiceName, number>> = {};
+const requestedPorts = new Map<StackMember, number>();
 try {
-  for (const member of stack) ports[member.service] = readPort(process.env, member.portVariable, member.defaultPort);
-  for (const member of stack) await checkPortFree(ports[member.service] as number, member.portVariable);
+  for (const member of members)
+    requestedPorts.set(member, readPort(process.env, portVariableOf(member.service), services[member.service].port));
+  for (const [member, port] of requestedPorts) if (port !== 0) await checkPortFree(port, portVariableOf(member.service));
 } catch (error) {
   fail(error instanceof ConfigError ? `invalid configuration: ${error.message}` : (error as Error).message);
 }
 
-const children: { name: ServiceName; process: ChildProcess }[] = [];
+/** The members started so far, by the name the others link to them with. */
+const running = new Map<string, ListeningProcess>();
+let starting: Promise<unknown> = Promise.resolve();
 let stopping = false;
 
 async function stopAll(exitCode: number): Promise<never> {
   stopping = true;
-  for (const { process: child } of [...children].reverse()) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  }
+  await starting.catch(() => undefined); // a member being started is stopped too, once it listens
+  for (const started of [...running.values()].reverse()) await started.stop('SIGTERM');
   process.exit(exitCode);
 }
 
 process.once('SIGINT', () => void stopAll(0));
 process.once('SIGTERM', () => void stopAll(0));
 
-for (const member of stack) {
-  const port = ports[member.service] as number;
-  const child = spawn(process.execPath, [serviceEntry(member.service)], {
-    env: { ...process.env, PORT: String(port), ...member.env?.(ports) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** Each link variable set to the local address of the member it names, started before. */
+function linkEnv(member: StackMember): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [variable, target] of Object.entries(member.links ?? {})) env[variable] = `http://127.0.0.1:${running.get(target)?.port}`;
+  return env;
+}
+
+for (const member of members) {
+  const { service } = member;
+  const launch = startListeningProcess({
+    label: service,
+    command: process.execPath,
+    args: [serviceEntry(service)],
+    env: { ...process.env, PORT: String(requestedPorts.get(member)), ...linkEnv(member) },
+    startedMessage: (port) => startedLine(service, port),
+    onLine: (line, stream) => show(service, line, stream),
+    timeoutMs: HEALTH_TIMEOUT_MS,
   });
-  children.push({ name: member.service, process: child });
-  prefixOutput(member.service, child);
-  child.once('exit', (code, signal) => {
-    if (stopping) return;
-    process.stderr.write(`start: ${member.service} stopped unexpectedly (${signal ?? `exit ${code}`}); stopping the stack\n`);
-    void stopAll(1);
-  });
+  starting = launch;
   try {
-    await waitHealthy(member, port, child);
+    const started = await launch;
+    running.set(member.as, started);
+    if (stopping) break;
+    void started.exited.then((code) => {
+      if (stopping) return;
+      process.stderr.write(
+        `start: ${service} stopped unexpectedly (${code === null ? 'killed by a signal' : `exit ${code}`}); stopping the stack\n`,
+      );
+      void stopAll(1);
+    });
+    await waitHealthy(service, started);
+    process.stdout.write(`start: ${service} is healthy on http://127.0.0.1:${started.port}\n`);
   } catch (error) {
-    process.stderr.write(`start: ${(error as Error).message}\n`);
+    if (stopping) break;
+    // Only the first line: the service's own output is already on screen.
+    process.stderr.write(`start: ${(error as Error).message.split('\n')[0]}\n`);
     await stopAll(1);
   }
-  process.stdout.write(`start: ${member.service} is healthy on http://127.0.0.1:${port}\n`);
 }
-process.stdout.write(`start: stack "${stackName}" is up; Ctrl-C stops it\n`);
+if (!stopping) process.stdout.write(`start: stack "${stackName}" is up; Ctrl-C stops it\n`);

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestPostgres } from '../../test/support/postgres.js';
+import type { TestPostgres } from '@svc/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Route, type Row, type RunSettings } from '../measure.js';
-import { nodeServer, startServer, type ServerProcess } from '../server-process.js';
+import { nodeServer, serviceServer, startServer, type ServerProcess } from '../server-process.js';
 import { atLeast, processTargets, rowOf, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
 
 export const bareDatabase = 'bench/dist/baselines/bare-database.js';
@@ -30,10 +30,7 @@ export async function seedUsers(server: ServerProcess, count: number): Promise<v
 
 /** B on one store: the service and the bare driver baseline on the same database, list before create. */
 async function runStore(scenario: string, store: string, driver: string, env: Record<string, string>, settings: RunSettings) {
-  const subject = await startMeasured(
-    nodeServer(`database (${store})`, 'services/database/dist/main.js', env, settings.cpus.server),
-    settings.startups,
-  );
+  const subject = await startMeasured(serviceServer(`database (${store})`, 'database', env, settings.cpus.server), settings.startups);
   const started = [subject];
   try {
     await seedUsers(subject, 100);

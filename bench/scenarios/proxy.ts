@@ -1,6 +1,6 @@
 import { getRoute, measureRoute, startMeasured, type Route, type Row, type RunSettings } from '../measure.js';
 import { nginxInstalled, tunedNginx } from '../nginx.js';
-import { nodeServer, startServer, type ServerProcess } from '../server-process.js';
+import { nodeServer, serviceServer, startServer, type ServerProcess } from '../server-process.js';
 import { atLeast, atMost, processTargets, rowOf, throughputRatio, type ScenarioResult } from '../targets.js';
 import { bareSimple } from './simple.js';
 
@@ -23,10 +23,7 @@ export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
   const started: ServerProcess[] = [upstream];
   const cleanups: (() => void)[] = [];
   try {
-    const proxy = await startMeasured(
-      nodeServer('proxy', 'services/proxy/dist/main.js', proxyEnv, settings.cpus.server),
-      settings.startups,
-    );
+    const proxy = await startMeasured(serviceServer('proxy', 'proxy', proxyEnv, settings.cpus.server), settings.startups);
     started.push(proxy);
     const relay = await startServer(nodeServer('bare node:http + undici', bareRelay, { BACKEND_URL: upstreamUrl }, settings.cpus.server));
     started.push(relay);

@@ -1,12 +1,12 @@
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
-import { nodeServer } from '../server-process.js';
+import { nodeServer, serviceServer } from '../server-process.js';
 import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
 
 export const bareSimple = 'bench/dist/baselines/bare-simple.js';
 
 /** A: variant A against bare node:http serving the same bytes, both on the server core. */
 export async function runSimple(settings: RunSettings): Promise<ScenarioResult> {
-  const subject = await startMeasured(nodeServer('simple', 'services/simple/dist/main.js', {}, settings.cpus.server), settings.startups);
+  const subject = await startMeasured(serviceServer('simple', 'simple', {}, settings.cpus.server), settings.startups);
   const baseline = await startMeasured(nodeServer('bare node:http', bareSimple, {}, settings.cpus.server), settings.startups);
   try {
     const rows: Row[] = [];

@@ -1,7 +1,7 @@
 import pg from 'pg';
-import type { TestPostgres } from '../../test/support/postgres.js';
+import type { TestPostgres } from '@svc/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
-import { nodeServer, startServer, type ServerProcess } from '../server-process.js';
+import { nodeServer, serviceServer, startServer, type ServerProcess } from '../server-process.js';
 import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
 import { bareDatabase, listRoute } from './database.js';
 import { bareRelay } from './proxy.js';
@@ -36,7 +36,7 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
   };
   try {
     const backend = await start(
-      startMeasured(nodeServer('backend (PostgreSQL)', 'services/backend/dist/main.js', env, settings.cpus.server), settings.startups),
+      startMeasured(serviceServer('backend (PostgreSQL)', 'backend', env, settings.cpus.server), settings.startups),
     );
     await seedTable(env.DATABASE_URL, 100);
     const bare = await start(startServer(nodeServer('bare node:http + pg', bareDatabase, env, settings.cpus.server)));
@@ -45,10 +45,10 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
       backendRows.push(...(await measureRoute('C backend', route, [backend, bare], settings)));
     await Promise.all([backend.stop(), bare.stop()]);
 
-    const upstream = await start(startServer(nodeServer('backend', 'services/backend/dist/main.js', env, settings.cpus.other)));
+    const upstream = await start(startServer(serviceServer('backend', 'backend', env, settings.cpus.other)));
     const frontendEnv = { BACKEND_URL: upstream.baseUrl };
     const frontend = await start(
-      startMeasured(nodeServer('frontend', 'services/frontend/dist/main.js', frontendEnv, settings.cpus.server), settings.startups),
+      startMeasured(serviceServer('frontend', 'frontend', frontendEnv, settings.cpus.server), settings.startups),
     );
     const relay = await start(
       startServer(nodeServer('bare node:http + undici', bareRelay, { ...frontendEnv, LOCAL_HEALTH: '1' }, settings.cpus.server)),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { databaseContract } from '../contract/database.js';
-import { fetchUserList, uniqueEmail } from '../contract/users.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { databaseContract } from '@svc/testing/contract/database';
+import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
 import { docker, waitForHttp } from './support/docker.js';
 import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 

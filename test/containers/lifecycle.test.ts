@@ -2,8 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { simpleContract } from '../contract/simple.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { simpleContract } from '@svc/testing/contract/simple';
 import { docker, followLogsUntil, inspectJson, publishedUrl, timedStop, waitFor, waitForHttp, waitHealthy } from './support/docker.js';
 import { imageOf } from './support/images.js';
 

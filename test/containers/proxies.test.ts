@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { simpleContract } from '../contract/simple.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { simpleContract } from '@svc/testing/contract/simple';
 import { docker, publishedUrl, repoRoot, waitForHttp } from './support/docker.js';
 import { imageOf } from './support/images.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { simpleContract } from '../contract/simple.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { simpleContract } from '@svc/testing/contract/simple';
 import { docker, inspectJson, waitFor, waitForHttp } from './support/docker.js';
 import { imageOf } from './support/images.js';
 import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { simpleContract } from '../contract/simple.js';
-import { freePort } from '../support/free-port.js';
+import { simpleContract } from '@svc/testing/contract/simple';
+import { freePort } from '@svc/testing/free-port';
 import { docker, dockerResult, probe, repoRoot, waitFor, waitForHttp } from './support/docker.js';
 
 const stage = inject('containerStage');

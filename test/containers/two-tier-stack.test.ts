@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { backendContract } from '../contract/backend.js';
-import { commonContract } from '../contract/common.js';
-import { frontendContract } from '../contract/frontend.js';
+import { backendContract } from '@svc/testing/contract/backend';
+import { commonContract } from '@svc/testing/contract/common';
+import { frontendContract } from '@svc/testing/contract/frontend';
 import { waitForHttp } from './support/docker.js';
 import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 

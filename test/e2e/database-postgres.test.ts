@@ -1,11 +1,11 @@
 import { createPostgresStore, type User } from '@svc/users';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendContract } from '../contract/backend.js';
-import { commonContract } from '../contract/common.js';
-import { databaseContract } from '../contract/database.js';
-import { fetchUserList } from '../contract/users.js';
-import { usePostgres } from '../support/postgres.js';
-import { startService, type ServiceProcess } from '../support/service-process.js';
+import { backendContract } from '@svc/testing/contract/backend';
+import { commonContract } from '@svc/testing/contract/common';
+import { databaseContract } from '@svc/testing/contract/database';
+import { fetchUserList } from '@svc/testing/contract/users';
+import { usePostgres } from '@svc/testing/postgres';
+import { startService, type ServiceProcess } from '@svc/testing/service-process';
 
 const postgres = await usePostgres();
 

@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { databaseContract } from '../contract/database.js';
-import { runServiceToExit, startService, type ServiceProcess } from '../support/service-process.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { databaseContract } from '@svc/testing/contract/database';
+import { freePort } from '@svc/testing/free-port';
+import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-sqlite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -62,10 +63,13 @@ describe('variant B on SQLite across restarts', () => {
   });
 
   it('reports FLASK_ENV as its run mode, before NODE_ENV', async () => {
-    const service = await startService('database', { DATA_DIR: dataDir, FLASK_ENV: 'development', NODE_ENV: 'production' });
+    const development = { DATA_DIR: dataDir, FLASK_ENV: 'development', NODE_ENV: 'production' };
+    // Development logs readable lines, without the JSON start-up line: the port is chosen here,
+    // and the start-up line may come just after the port accepts connections.
+    const service = await startService('database', development, { port: await freePort() });
     try {
       // Development mode logs readable lines, not JSON.
-      expect(service.lines.some((l) => l.includes('Database app running on port') && !l.startsWith('{'))).toBe(true);
+      await expect.poll(() => service.lines.some((l) => l.includes('Database app running on port') && !l.startsWith('{'))).toBe(true);
     } finally {
       await service.stop();
     }

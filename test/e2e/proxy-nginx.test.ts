@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { proxyContract } from '../contract/proxy.js';
-import { simpleContract } from '../contract/simple.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/echo-upstream.js';
-import { nginxInstalled, startNginx, type NginxProcess } from '../support/nginx.js';
-import { repoRoot, startService, type ServiceProcess } from '../support/service-process.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { proxyContract } from '@svc/testing/contract/proxy';
+import { simpleContract } from '@svc/testing/contract/simple';
+import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
+import { nginxInstalled, startNginx, type NginxProcess } from '@svc/testing/nginx';
+import { repoRoot } from '@svc/testing/repo-root';
+import { startService, type ServiceProcess } from '@svc/testing/service-process';
 
 // nginx is optional on a workstation, never in CI: there its absence is a failure.
 const available = nginxInstalled();

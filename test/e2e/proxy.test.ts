@@ -1,10 +1,10 @@
 import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { proxyContract } from '../contract/proxy.js';
-import { simpleContract } from '../contract/simple.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/echo-upstream.js';
-import { runServiceToExit, startService, type ServiceProcess } from '../support/service-process.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { proxyContract } from '@svc/testing/contract/proxy';
+import { simpleContract } from '@svc/testing/contract/simple';
+import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
+import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
 
 /** The status of a GET sent on a connection of its own, closed after the answer. */
 function statusOnOwnConnection(url: string): Promise<number> {

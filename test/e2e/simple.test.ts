@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '../contract/common.js';
-import { simpleContract } from '../contract/simple.js';
-import { runServiceToExit, startService, type ServiceProcess } from '../support/service-process.js';
+import { commonContract } from '@svc/testing/contract/common';
+import { simpleContract } from '@svc/testing/contract/simple';
+import { freePort } from '@svc/testing/free-port';
+import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
 
 describe('variant A as a real process', () => {
   let service: ServiceProcess;
@@ -44,7 +45,8 @@ describe('variant A start-up and shutdown', () => {
   });
 
   it('reports development as the environment when NODE_ENV is unset', async () => {
-    const service = await startService('simple', { NODE_ENV: '' });
+    // Development logs readable lines, without the JSON start-up line: the port is chosen here.
+    const service = await startService('simple', { NODE_ENV: '' }, { port: await freePort() });
     try {
       const body = (await (await fetch(`${service.baseUrl}/health`)).json()) as { environment: string };
       expect(body.environment).toBe('development');

@@ -6,8 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port.js';
-import { repoRoot } from '../support/service-process.js';
+import { startedLine } from '@svc/manifest';
+import { freePort } from '@svc/testing/free-port';
+import { startListeningProcess } from '@svc/testing/listening-process';
+import { repoRoot } from '@svc/testing/repo-root';
 
 /** Runs `npm start -- <stack>` without the build step (npm test has built already). */
 function startStack(stack: string | undefined, env: Record<string, string>) {
@@ -46,6 +48,8 @@ describe('npm start -- [stack]', () => {
       `start: proxy is healthy on http://127.0.0.1:${proxyPort}`,
     ]);
     expect(stack.lines.some((l) => l.startsWith('[simple] ') && l.includes(`Server running on port ${webPort}`))).toBe(true);
+    // The services' JSON lines are shown readably.
+    expect(stack.lines.filter((l) => l.startsWith('[simple] {'))).toEqual([]);
     const viaProxy = (await (await fetch(`http://127.0.0.1:${proxyPort}/`)).json()) as { message: string };
     expect(viaProxy.message).toBe('Hello from Docker!');
 
@@ -105,26 +109,20 @@ describe('npm start -- [stack]', () => {
 });
 
 describe('npm run serve -- <service>', () => {
-  it('runs one service in the foreground with its own PORT, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/serve.ts', 'simple'], {
-      cwd: repoRoot,
+  it('runs one service in the foreground with plain node and its own PORT, and exits 0 on SIGTERM', async () => {
+    const service = await startListeningProcess({
+      label: 'serve simple',
+      command: process.execPath,
+      args: ['scripts/serve.js', 'simple'],
       env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      startedMessage: (port) => startedLine('simple', port),
     });
-    const exited = once(child, 'exit');
-    const port = await new Promise<number>((resolve) => {
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const match = /Server running on port (\d+)/.exec(line);
-        if (match) resolve(Number(match[1]));
-      });
-    });
-    expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
-    child.kill('SIGTERM');
-    expect(await exited).toEqual([0, null]);
+    expect((await fetch(`${service.baseUrl}/health`)).status).toBe(200);
+    expect(await service.stop('SIGTERM')).toBe(0);
   });
 
   it('refuses an unknown service with the list of services', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/serve.ts', 'web'], {
+    const child = spawn(process.execPath, ['scripts/serve.js', 'web'], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

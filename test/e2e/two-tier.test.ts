@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSqliteStore, type User } from '@svc/users';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendContract } from '../contract/backend.js';
-import { commonContract } from '../contract/common.js';
-import { frontendContract } from '../contract/frontend.js';
-import { startService, type ServiceProcess } from '../support/service-process.js';
+import { backendContract } from '@svc/testing/contract/backend';
+import { commonContract } from '@svc/testing/contract/common';
+import { frontendContract } from '@svc/testing/contract/frontend';
+import { startService, type ServiceProcess } from '@svc/testing/service-process';
 
 describe('variant C as real processes: backend on SQLite, frontend pointed at it', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-c-'));

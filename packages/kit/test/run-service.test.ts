@@ -4,6 +4,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { freePort } from '@svc/testing/free-port';
+import { startListeningProcess } from '@svc/testing/listening-process';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const fixture = new URL('./fixtures/slow-service.ts', import.meta.url).pathname;
@@ -14,34 +16,28 @@ afterEach(() => {
   tempDir = undefined;
 });
 
-async function startFixture(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+/** The fixture as a production process; on an ephemeral port learnt from its JSON start-up line unless `port` is given. */
+function startFixture(env: Record<string, string>, port?: number) {
+  return startListeningProcess({
+    label: 'slow-service fixture',
+    command: process.execPath,
+    args: ['--import', 'tsx', fixture],
     env: { PATH: process.env.PATH, HOST: '127.0.0.1', NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    startedMessage: (announced) => `Slow service running on port ${announced}`,
+    port,
   });
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  const lines: string[] = [];
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      lines.push(line);
-      const match = /running on port (\d+)/.exec(line);
-      if (match) resolve(Number(match[1]));
-    });
-    void exited.then((code) => reject(new Error(`fixture exited with ${code}`)));
-  });
-  return { child, port, exited, lines };
 }
 
 describe('runService', () => {
   it('lets an in-flight request finish on SIGTERM, refuses new connections, and exits 0', async () => {
-    const { child, port, exited } = await startFixture({ SLOW_MS: '800' });
-    const inFlight = fetch(`http://127.0.0.1:${port}/slow`);
+    const fixtureProcess = await startFixture({ SLOW_MS: '800' });
+    const inFlight = fetch(`${fixtureProcess.baseUrl}/slow`);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    child.kill('SIGTERM');
+    const exited = fixtureProcess.stop('SIGTERM');
     const res = await inFlight;
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ done: true });
-    await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    await expect(fetch(`${fixtureProcess.baseUrl}/health`)).rejects.toThrow();
     expect(await exited).toBe(0);
   });
 
@@ -65,26 +61,26 @@ describe('runService', () => {
 
   it('writes JSON log lines to LOG_DIR/<name>.log as well as stdout', async () => {
     tempDir = mkdtempSync(join(tmpdir(), 'kit-logs-'));
-    const { child, exited, lines } = await startFixture({ LOG_DIR: tempDir });
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    const { stop, lines } = await startFixture({ LOG_DIR: tempDir });
+    expect(await stop('SIGTERM')).toBe(0);
     const fileLines = readFileSync(join(tempDir, 'slow.log'), 'utf8').trim().split('\n');
     expect(fileLines).toEqual(lines);
     expect(fileLines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain('stopped');
   });
 
   it('writes JSON lines in development when its output is not a terminal', async () => {
-    const { child, exited, lines } = await startFixture({ NODE_ENV: 'development' });
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
-    const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    const fixtureProcess = await startFixture({ NODE_ENV: 'development' });
+    expect(await fixtureProcess.stop('SIGINT')).toBe(0);
+    const messages = fixtureProcess.lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
     expect(messages).toContainEqual(expect.stringMatching(/^Slow service running on port \d+$/));
   });
 
   it('writes readable, non-JSON lines when LOG_FORMAT=pretty', async () => {
-    const { child, exited, lines } = await startFixture({ NODE_ENV: 'development', LOG_FORMAT: 'pretty' });
-    child.kill('SIGINT');
-    expect(await exited).toBe(0);
+    // Readable lines hold no JSON start-up line to learn the port from: it is chosen here.
+    const port = await freePort();
+    const { stop, lines } = await startFixture({ NODE_ENV: 'development', LOG_FORMAT: 'pretty', PORT: String(port) }, port);
+    await expect.poll(() => lines.some((l) => l.includes('Slow service running on port'))).toBe(true);
+    expect(await stop('SIGINT')).toBe(0);
     const started = lines.find((l) => l.includes('Slow service running on port'));
     expect(started).toMatch(/INFO \(slow\): Slow service running on port \d+/);
     expect(() => JSON.parse(started ?? '')).toThrow();
@@ -95,10 +91,9 @@ describe('runService', () => {
       ['info', false],
       ['debug', true],
     ] as const) {
-      const { child, port, exited, lines } = await startFixture({ LOG_LEVEL: level });
-      await (await fetch(`http://127.0.0.1:${port}/health`)).text();
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      const { baseUrl, stop, lines } = await startFixture({ LOG_LEVEL: level });
+      await (await fetch(`${baseUrl}/health`)).text();
+      expect(await stop('SIGTERM')).toBe(0);
       const messages = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
       expect(messages.includes('request completed')).toBe(expected);
     }

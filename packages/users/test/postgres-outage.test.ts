@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, DatabaseUnavailableError } from '../src/index.js';
-import { startSilentServer, usePostgres } from '../../../test/support/postgres.js';
+import { startSilentServer, usePostgres } from '@svc/testing/postgres';
 
 describe('PostgreSQL adapter when the database hangs', () => {
   it('reports the probe as failed within its bound and fails data calls as unavailable', async () => {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, DatabaseUnavailableError, type UserStore } from '../src/index.js';
-import { usePostgres } from '../../../test/support/postgres.js';
+import { usePostgres } from '@svc/testing/postgres';
 import { storeSuite } from './store-suite.js';
 
 const postgres = await usePostgres();

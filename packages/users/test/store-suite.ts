@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DuplicateEmailError, type UserStore } from '../src/index.js';
-import { isoUtc } from '../../../test/contract/common.js';
+import { isoUtc } from '@svc/testing/contract/common';
 
 /**
  * What every UserStore adapter must do. `open` returns a store on an empty database; `openMore`

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fakeStore } from '../../../packages/users/test/fake-store.js';
+import { fakeStore } from '@svc/testing/fake-store';
 import { createBackendApp } from '../src/app.js';
 
 describe('variant C backend app (in-process, fake store)', () => {

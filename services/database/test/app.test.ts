@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@svc/users';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { fakeStore } from '../../../packages/users/test/fake-store.js';
+import { fakeStore } from '@svc/testing/fake-store';
 import { createDatabaseApp } from '../src/app.js';
 
 /** A logger whose JSON lines the test can read. */

@@ -2,8 +2,8 @@ import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { proxyContract } from '../../../test/contract/proxy.js';
-import { downloadBody, startEchoUpstream, type EchoedRequest, type EchoUpstream } from '../../../test/support/echo-upstream.js';
+import { proxyContract } from '@svc/testing/contract/proxy';
+import { downloadBody, startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@svc/testing/echo-upstream';
 import { createProxyApp } from '../src/app.js';
 
 describe('createProxyApp in front of the echo upstream', () => {

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
-import { send, sendRaw, type Sent } from '../support/http-request.js';
+import { send, sendRaw, type Sent } from '../http-request.js';
 import { proxyErrorContract } from './proxy-errors.js';
-import { downloadBody, type EchoedRequest, type EchoUpstream } from '../support/echo-upstream.js';
+import { downloadBody, type EchoedRequest, type EchoUpstream } from '../echo-upstream.js';
 
 const MiB = 1024 * 1024;
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
-import type { EchoedRequest } from '../support/echo-upstream.js';
-import { send, type Received } from '../support/http-request.js';
+import type { EchoedRequest } from '../echo-upstream.js';
+import { send, type Received } from '../http-request.js';
 import type { ProxyContractOptions } from './proxy.js';
 
 const MiB = 1024 * 1024;

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
-import { repoRoot } from './service-process.js';
+import { repoRoot } from './repo-root.js';
 
 /** The nginx binary: on PATH, or where Debian puts it (/usr/sbin is not on a normal user's PATH). */
 const nginxBinary = ['nginx', '/usr/sbin/nginx'].find((command) => spawnSync(command, ['-v'], { stdio: 'ignore' }).status === 0);

@@ -1,0 +1,51 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { startedLine, type ServiceName } from '@svc/manifest';
+import { startListeningProcess, type ListeningProcess } from './listening-process.js';
+import { repoRoot } from './repo-root.js';
+
+export interface ServiceProcess extends ListeningProcess {
+  name: ServiceName;
+}
+
+/** The compiled entry point of a service, relative to the repository root. */
+export const serviceEntry = (name: ServiceName): string => `services/${name}/dist/main.js`;
+
+/** What every service process gets before the test's own variables: production on 127.0.0.1. */
+const baseEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOST: '127.0.0.1', NODE_ENV: 'production' });
+
+/**
+ * Starts the compiled service as a real process on an ephemeral port (PORT=0) and learns the
+ * port from its JSON start-up line, checked against the manifest's start-up line. A service
+ * in development logs readable lines instead: give it a `port` (e.g. from freePort()) to wait on.
+ */
+export async function startService(
+  name: ServiceName,
+  env: NodeJS.ProcessEnv = {},
+  options: { port?: number } = {},
+): Promise<ServiceProcess> {
+  const started = await startListeningProcess({
+    label: name,
+    command: process.execPath,
+    args: [serviceEntry(name)],
+    env: { ...baseEnv(), PORT: String(options.port ?? 0), ...env },
+    startedMessage: (port) => startedLine(name, port),
+    port: options.port,
+  });
+  return { name, ...started };
+}
+
+/** Runs a service to its exit (for start-up failures) and returns its code and output. */
+export async function runServiceToExit(name: ServiceName, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [serviceEntry(name)], {
+    cwd: repoRoot,
+    env: { ...baseEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // 'close', not 'exit': by then all of the output is read.
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, output };
+}

@@ -1,0 +1,41 @@
+import { createBackendApp } from '@svc/backend/app';
+import { commonContract } from '@svc/testing/contract/common';
+import { frontendContract } from '@svc/testing/contract/frontend';
+import { temporarySqliteStore, type TemporaryStore } from '@svc/testing/temporary-store';
+import type { User } from '@svc/users';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFrontendApp } from '../src/app.js';
+import { createBackendClient } from '../src/backend-client.js';
+
+describe('variant C frontend in-process, in front of an in-process backend on a SQLite file', () => {
+  const seeded: User[] = [];
+  let database: TemporaryStore;
+  let backend: FastifyInstance;
+  let frontend: FastifyInstance;
+  let backendUrl: string;
+  let frontendUrl: string;
+  beforeAll(async () => {
+    database = temporarySqliteStore();
+    seeded.push(await database.store.create({ name: 'John Doe', email: 'john@example.com' }));
+    backend = createBackendApp({ logger: false, store: database.store });
+    backendUrl = await backend.listen({ port: 0, host: '127.0.0.1' });
+    frontend = createFrontendApp({ logger: false, backend: createBackendClient(new URL(backendUrl), 5_000) });
+    frontendUrl = await frontend.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await frontend.close();
+    await backend.close();
+    database.remove();
+  });
+
+  frontendContract(
+    () => frontendUrl,
+    () => backendUrl,
+  );
+  commonContract(() => frontendUrl);
+
+  it('forwards the seeded users', async () => {
+    expect(await (await fetch(`${frontendUrl}/api/users`)).json()).toEqual(seeded);
+  });
+});
