@@ -80,7 +80,7 @@ describe.each(serviceNames)('the OpenAPI document of %s', (name) => {
     document = app.swagger() as unknown as Document;
     expect(document.openapi).toBe('3.1.0');
     expect(document.info.title).toBe(name);
-    const result = await new Validator().validate(document as unknown as object);
+    const result = await new Validator().validate(document as unknown as Parameters<Validator['validate']>[0]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
   });

@@ -8,6 +8,7 @@ import Fastify, {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import { Type } from 'typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerOptions, pathOf } from './cors.js';
 import { addDocsPage } from './docs.js';
@@ -38,6 +39,12 @@ export interface ServerOptions {
 }
 
 const MiB = 1024 * 1024;
+
+const optionsSchema = {
+  summary: 'The methods a path takes (Allow), and for a preflight the CORS grants; 404 for an unknown path',
+  tags: ['cors'],
+  response: { 204: Type.Null({ description: 'No body; Allow, and Access-Control-Allow-Methods and -Headers for a preflight' }) },
+};
 
 /** A reply as a route with any schema has it, for the few bodies its schema cannot type. */
 interface AnyReply {
@@ -122,12 +129,7 @@ export function createServer(options: ServerOptions): App {
   // Before any route: the document and the kit's error answers are collected as routes are added.
   addOpenApi(app, options.api);
   void app.register(async (kitRoutes: App) => {
-    if (cors)
-      kitRoutes.options(
-        '*',
-        { schema: { summary: 'CORS preflight and Allow for any path', tags: ['cors'] } },
-        answerOptions(allowedMethods),
-      );
+    if (cors) kitRoutes.options('*', { schema: optionsSchema }, answerOptions(allowedMethods));
     if (options.serveApiDocument === false) return;
     addDocumentRoute(kitRoutes);
     addDocsPage(kitRoutes);

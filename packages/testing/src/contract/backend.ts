@@ -1,3 +1,4 @@
+import { documentedFetch } from './documented.js';
 import { expect, it } from 'vitest';
 import { fetchUserList, type ListedUser } from './users.js';
 
@@ -9,7 +10,7 @@ export interface BackendExpectations {
 /** Backend of variant C (spec 4.3) against any base URL. */
 export function backendContract(baseUrl: () => string, expected: BackendExpectations = {}): void {
   it('GET /health reports the service and the database connectivity', async () => {
-    const res = await fetch(`${baseUrl()}/health`);
+    const res = await documentedFetch(`${baseUrl()}/health`);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('{"status":"healthy","service":"backend","database":"connected"}');
   });
@@ -20,7 +21,7 @@ export function backendContract(baseUrl: () => string, expected: BackendExpectat
   });
 
   it('offers no create operation: POST /api/users answers 405 JSON', async () => {
-    const res = await fetch(`${baseUrl()}/api/users`, {
+    const res = await documentedFetch(`${baseUrl()}/api/users`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'A', email: 'a@b.c' }),

@@ -1,3 +1,4 @@
+import { documentedFetch } from './documented.js';
 import { expect, it } from 'vitest';
 
 /** An ISO 8601 timestamp in UTC with milliseconds and `Z`, as every service writes them. */
@@ -6,23 +7,23 @@ export const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** Checks every service shares (spec 4: JSON everywhere, cross-origin access). */
 export function commonContract(baseUrl: () => string): void {
   it('answers an unknown path with 404 and a JSON error', async () => {
-    const res = await fetch(`${baseUrl()}/no/such/path?x=1`);
+    const res = await documentedFetch(`${baseUrl()}/no/such/path?x=1`);
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await res.json()).toEqual({ error: 'Not found: GET /no/such/path' });
   });
 
   it('answers a wrong method on a known path with 405, an Allow header and a JSON error', async () => {
-    const res = await fetch(`${baseUrl()}/health`, { method: 'DELETE' });
+    const res = await documentedFetch(`${baseUrl()}/health`, { method: 'DELETE' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect(await res.json()).toEqual({ error: 'Method DELETE is not allowed on /health' });
   });
 
   it('allows every origin, on simple requests and on preflight', async () => {
-    const simple = await fetch(`${baseUrl()}/health`, { headers: { origin: 'https://example.org' } });
+    const simple = await documentedFetch(`${baseUrl()}/health`, { headers: { origin: 'https://example.org' } });
     expect(simple.headers.get('access-control-allow-origin')).toBe('*');
-    const preflight = await fetch(`${baseUrl()}/api/users`, {
+    const preflight = await documentedFetch(`${baseUrl()}/api/users`, {
       method: 'OPTIONS',
       headers: { origin: 'https://example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-trace' },
     });
@@ -33,7 +34,7 @@ export function commonContract(baseUrl: () => string): void {
   });
 
   it('does not advertise its framework', async () => {
-    const res = await fetch(`${baseUrl()}/health`);
+    const res = await documentedFetch(`${baseUrl()}/health`);
     expect(res.headers.get('x-powered-by')).toBeNull();
   });
 }

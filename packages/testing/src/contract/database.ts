@@ -1,3 +1,4 @@
+import { documentedFetch } from './documented.js';
 import { describe, expect, it } from 'vitest';
 import { fetchUserList, uniqueEmail, type ListedUser } from './users.js';
 
@@ -7,7 +8,7 @@ export interface DatabaseExpectations {
 }
 
 async function post(baseUrl: string, body: unknown, contentType = 'application/json'): Promise<Response> {
-  return fetch(`${baseUrl}/api/users`, {
+  return documentedFetch(`${baseUrl}/api/users`, {
     method: 'POST',
     headers: { 'content-type': contentType },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -28,7 +29,7 @@ const required = 'Name and email are required';
  */
 export function databaseContract(baseUrl: () => string, expected: DatabaseExpectations = {}): void {
   it('GET / greets with the original message and the current time', async () => {
-    const res = await fetch(`${baseUrl()}/`);
+    const res = await documentedFetch(`${baseUrl()}/`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as { message: string; timestamp: string };
     expect(Object.keys(body)).toEqual(['message', 'timestamp']);
@@ -37,7 +38,7 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
   });
 
   it('GET /health reports healthy and the database connectivity', async () => {
-    const res = await fetch(`${baseUrl()}/health`);
+    const res = await documentedFetch(`${baseUrl()}/health`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'healthy', database: expected.database ?? 'connected' });
   });
@@ -77,7 +78,8 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
       ['a whitespace-only email', { name: 'A', email: '  \n' }, undefined],
       ['a null email', { name: 'A', email: null }, undefined],
     ])('%s', async (_case, body, contentType) => {
-      const res = body === undefined ? await fetch(`${baseUrl()}/api/users`, { method: 'POST' }) : await post(baseUrl(), body, contentType);
+      const res =
+        body === undefined ? await documentedFetch(`${baseUrl()}/api/users`, { method: 'POST' }) : await post(baseUrl(), body, contentType);
       await expectError(res, 400, required);
     });
   });
@@ -129,13 +131,13 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
   });
 
   it('PUT /api/users answers 405 with Allow', async () => {
-    const res = await fetch(`${baseUrl()}/api/users`, { method: 'PUT' });
+    const res = await documentedFetch(`${baseUrl()}/api/users`, { method: 'PUT' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
   });
 
   it('a browser from another origin may POST JSON: the preflight grants the method and content-type', async () => {
-    const res = await fetch(`${baseUrl()}/api/users`, {
+    const res = await documentedFetch(`${baseUrl()}/api/users`, {
       method: 'OPTIONS',
       headers: { origin: 'https://example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
     });

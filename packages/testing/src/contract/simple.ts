@@ -1,3 +1,4 @@
+import { documentedFetch } from './documented.js';
 import { expect, it } from 'vitest';
 import { isoUtc } from './common.js';
 
@@ -12,7 +13,7 @@ export interface SimpleExpectations {
 export function simpleContract(baseUrl: () => string, expected: SimpleExpectations): void {
   it('GET / greets with the current time and the serving host name', async () => {
     const before = Date.now();
-    const res = await fetch(`${baseUrl()}/`);
+    const res = await documentedFetch(`${baseUrl()}/`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     const body = (await res.json()) as Record<string, unknown>;
@@ -26,7 +27,7 @@ export function simpleContract(baseUrl: () => string, expected: SimpleExpectatio
   });
 
   it('GET /health reports healthy, the uptime in seconds and NODE_ENV', async () => {
-    const res = await fetch(`${baseUrl()}/health`);
+    const res = await documentedFetch(`${baseUrl()}/health`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual(['environment', 'status', 'uptime']);
@@ -38,7 +39,7 @@ export function simpleContract(baseUrl: () => string, expected: SimpleExpectatio
   });
 
   it('GET /api/users lists the two static users with id, name and email only', async () => {
-    const res = await fetch(`${baseUrl()}/api/users`);
+    const res = await documentedFetch(`${baseUrl()}/api/users`);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe(
       '[{"id":1,"name":"John Doe","email":"john@example.com"},{"id":2,"name":"Jane Smith","email":"jane@example.com"}]',
@@ -46,7 +47,7 @@ export function simpleContract(baseUrl: () => string, expected: SimpleExpectatio
   });
 
   it('HEAD / answers like GET without a body', async () => {
-    const res = await fetch(`${baseUrl()}/`, { method: 'HEAD' });
+    const res = await documentedFetch(`${baseUrl()}/`, { method: 'HEAD' });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
   });

@@ -1,3 +1,4 @@
+import { documentedFetch } from './documented.js';
 import { expect } from 'vitest';
 import { isoUtc } from './common.js';
 
@@ -16,7 +17,7 @@ export function uniqueEmail(label: string): string {
 
 /** Checks the shape of GET /api/users and returns the parsed list and its exact text. */
 export async function fetchUserList(baseUrl: string): Promise<{ users: ListedUser[]; text: string }> {
-  const res = await fetch(`${baseUrl}/api/users`);
+  const res = await documentedFetch(`${baseUrl}/api/users`);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
   const text = await res.text();
