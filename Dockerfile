@@ -1,12 +1,13 @@
 # One image recipe for every service of the monorepo (context: the repository root).
 #
-#   docker build -t simple:1.0 .                                  # the default service
-#   docker build --build-arg SERVICE=<name> -t <name>:1.0 .       # any service of the manifest
+#   docker build -t <image> .                                # the default SERVICE (below)
+#   docker build --build-arg SERVICE=<name> -t <image> .     # any service of the manifest
 #
 # The services, their names and ports, are listed only in the manifest
 # (packages/manifest/src/index.ts): the build compiles it and looks SERVICE up there, so an
-# unknown name fails with one line listing the manifest's names, and nothing below names a
-# service. Works with the legacy builder (DOCKER_BUILDKIT=0): no BuildKit-only syntax.
+# unknown name fails with one line listing the manifest's names, and this file names no service
+# but the default (test/consistency checks that). Works with the legacy builder
+# (DOCKER_BUILDKIT=0): no BuildKit-only syntax.
 #
 # No EXPOSE: its port would have to be written here or passed in as a build argument (a
 # Dockerfile cannot read it from a file), a second source beside the manifest. EXPOSE only
