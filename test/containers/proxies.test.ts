@@ -69,7 +69,9 @@ describe.skipIf(stage.skipReason !== undefined)('proxies on user-defined network
       publishedUrl(echoProxy, proxyPort),
       publishedUrl(nginx, proxyPort),
     ]);
-    await waitForHttp(urls.proxy);
+    // Every proxy must answer before a test uses it: a published port accepts connections (and
+    // resets them) before the process inside listens. The echo upstream answers /health too.
+    await Promise.all(Object.values(urls).map((url) => waitForHttp(url)));
     webHostname = await docker(['inspect', '--format', '{{.Config.Hostname}}', web]);
   });
   afterAll(async () => {
