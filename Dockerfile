@@ -1,16 +1,32 @@
 # One image recipe for every service of the monorepo (context: the repository root).
 #
-#   docker build -t simple:1.0 .                                                      # variant A (default)
-#   docker build -t proxy:1.0    --build-arg SERVICE=proxy    --build-arg PORT=80 .
-#   docker build -t database:1.0 --build-arg SERVICE=database --build-arg PORT=5000 .
-#   docker build -t backend:1.0  --build-arg SERVICE=backend  --build-arg PORT=5000 .
-#   docker build -t frontend:1.0 --build-arg SERVICE=frontend .
+#   docker build -t <image> .                                # the default SERVICE (below)
+#   docker build --build-arg SERVICE=<name> -t <image> .     # any service of the manifest
 #
-# Works with the legacy builder (DOCKER_BUILDKIT=0): no BuildKit-only syntax.
+# The services, their names and ports, are listed only in the manifest
+# (packages/manifest/src/index.ts): the build compiles it and looks SERVICE up there, so an
+# unknown name fails with one line listing the manifest's names, and this file names no service
+# but the default (test/consistency checks that). Works with the legacy builder
+# (DOCKER_BUILDKIT=0): no BuildKit-only syntax.
+#
+# No EXPOSE: its port would have to be written here or passed in as a build argument (a
+# Dockerfile cannot read it from a file), a second source beside the manifest. EXPOSE only
+# documents the port and feeds `docker run -P`; `-p <port>:<port>` and compose `ports:` publish
+# without it, and containers reach each other on any port. The service takes its default port
+# from the manifest itself (PORT overrides it), and the build writes it to /app/service.json
+# for the health probe.
 
-# Which workspace of services/ this image runs, and its port (declared once, used per stage).
 ARG SERVICE=simple
-ARG PORT=3000
+
+# ---- manifests: every workspace's package.json and nothing else ----
+# Copying the workspace folders whole and keeping only package.json lets the dependency layers
+# below depend on the manifests alone, without listing the workspaces here.
+FROM node:20-bookworm AS manifests
+WORKDIR /src
+COPY packages/ packages/
+COPY services/ services/
+RUN find packages services -type f ! -name package.json -delete \
+ && find packages services -type d -empty -delete
 
 # ---- base: the full image has python3, make and g++ for better-sqlite3 ----
 FROM node:20-bookworm AS base
@@ -20,38 +36,24 @@ ENV npm_config_build_from_source=true \
     npm_config_fund=false \
     npm_config_update_notifier=false
 WORKDIR /src
+# npm ci checks every workspace against the lockfile, so all manifests are needed; the layers
+# after these copies are rebuilt only when a manifest or the lockfile changes.
+COPY package.json package-lock.json ./
+COPY --from=manifests /src/ ./
 
-# Manifests first, so the dependency layers are rebuilt only when they change.
-# npm ci checks every workspace against the lockfile, so all manifests are needed.
-COPY package.json package-lock.json tsconfig.base.json ./
-COPY packages/kit/package.json packages/kit/
-COPY packages/manifest/package.json packages/manifest/
-COPY packages/users/package.json packages/users/
-COPY services/simple/package.json services/simple/
-COPY services/proxy/package.json services/proxy/
-COPY services/database/package.json services/database/
-COPY services/backend/package.json services/backend/
-COPY services/frontend/package.json services/frontend/
-
-ARG SERVICE
-ARG PORT
-# The published port is part of the contract (spec 4.5); catch a forgotten --build-arg PORT early.
-RUN case "${SERVICE}:${PORT}" in \
-      simple:3000|frontend:3000|proxy:80|database:5000|backend:5000) ;; \
-      simple:*|frontend:*) echo "SERVICE=${SERVICE} listens on 3000: build with --build-arg PORT=3000" >&2; exit 1 ;; \
-      proxy:*) echo "SERVICE=proxy listens on 80: build with --build-arg PORT=80" >&2; exit 1 ;; \
-      database:*|backend:*) echo "SERVICE=${SERVICE} listens on 5000: build with --build-arg PORT=5000" >&2; exit 1 ;; \
-      *) echo "unknown SERVICE=${SERVICE}; one of simple, proxy, database, backend, frontend" >&2; exit 1 ;; \
-    esac
-
-# ---- build: compile TypeScript (native addons are not needed to type-check) ----
+# ---- build: check SERVICE against the manifest, then compile the service ----
 FROM base AS build
-ARG SERVICE
-RUN npm ci --ignore-scripts --workspace=services/${SERVICE} --include-workspace-root
+# No build argument is declared above this install, so every service's build shares the layer.
+RUN npm ci --ignore-scripts
+COPY tsconfig.base.json ./
 COPY packages/ packages/
 COPY services/ services/
+COPY deploy/docker/pick-service.mjs deploy/docker/
+ARG SERVICE
+RUN npx tsc -b packages/manifest/tsconfig.json \
+ && node deploy/docker/pick-service.mjs "${SERVICE}" > /service.json
 # tsc -b compiles the service and exactly the workspaces it references; collect their JS.
-RUN npx tsc -b services/${SERVICE}/tsconfig.json \
+RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
  && for ws in packages/* services/*; do \
       if [ -d "$ws/dist" ]; then mkdir -p "/dist/$ws" && cp -r "$ws/dist" "/dist/$ws/"; fi; \
     done \
@@ -60,7 +62,7 @@ RUN npx tsc -b services/${SERVICE}/tsconfig.json \
 # ---- production: only this service's runtime dependencies (no sqlite or pg where unused) ----
 FROM base AS production
 ARG SERVICE
-RUN npm ci --omit=dev --workspace=services/${SERVICE} \
+RUN npm ci --omit=dev "--workspace=services/${SERVICE}" \
  # better-sqlite3 needs only its compiled addon at run time, not the SQLite sources and objects (40 MB).
  && if [ -d node_modules/better-sqlite3 ]; then \
       cd node_modules/better-sqlite3 && mv build/Release/better_sqlite3.node /tmp/ \
@@ -79,12 +81,9 @@ RUN mkdir /out \
 
 # ---- runtime: the slim image, no compilers, no npm in the command ----
 FROM node:20-bookworm-slim
-ARG SERVICE
-ARG PORT
-# LOG_DIR: every service appends its JSON log there; DATA_DIR: the SQLite file of the database
-# services when DATABASE_URL is unset. Both are the only writable paths, so --read-only works.
+# LOG_DIR: every service appends its JSON log there; DATA_DIR: the SQLite file of the services
+# that keep users when DATABASE_URL is unset. Both are the only writable paths, so --read-only works.
 ENV NODE_ENV=production \
-    PORT=${PORT} \
     LOG_DIR=/app/logs \
     DATA_DIR=/app/data
 WORKDIR /app
@@ -92,10 +91,11 @@ WORKDIR /app
 RUN mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 # Code stays owned by root: the service cannot modify itself.
 COPY --from=production /out/ /app/
+COPY --from=build /service.json /app/service.json
 COPY deploy/docker/health-probe.mjs /app/health-probe.mjs
+ARG SERVICE
 WORKDIR /app/services/${SERVICE}
 USER node
-EXPOSE ${PORT}
 HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --retries=3 \
   CMD ["node", "/app/health-probe.mjs"]
 # node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM

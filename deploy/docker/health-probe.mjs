@@ -1,9 +1,13 @@
 // The image health check (spec 8): GET /health on the service's own port; exit 0 only on 200.
 // Node itself does the request, so the runtime image needs no curl or wget.
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import process from 'node:process';
 
-const port = Number(process.env.PORT ?? 3000);
+// The port as the service chooses it: PORT when set and not blank, else its manifest port,
+// which the build wrote next to this file (deploy/docker/pick-service.mjs).
+const service = JSON.parse(readFileSync(new URL('./service.json', import.meta.url), 'utf8'));
+const port = Number(process.env.PORT?.trim() || service.port);
 const TIMEOUT_MS = 2_500; // below the 3 s HEALTHCHECK timeout, so a hung server fails cleanly
 
 const req = request({ host: '127.0.0.1', port, path: '/health', timeout: TIMEOUT_MS }, (res) => {

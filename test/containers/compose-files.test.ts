@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { services as manifest, stackNames, stacks, type StackMember, type StackName } from '@svc/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { compose, repoRoot } from './support/docker.js';
 
@@ -10,19 +11,22 @@ if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 interface ServiceSpec {
   /** Published host:container ports, always the same number on both sides. */
   ports: readonly number[];
-  /** A web service: the node health probe and the app-logs volume. */
-  web: boolean;
+  /** Runs one of our images: the node health probe and the app-logs volume. */
+  ours: boolean;
 }
 
-/** What each file must declare with no variables set (spec 4.5, 8); the stacks' tests override host ports. */
-const files: Record<string, { volumes: readonly string[]; services: Record<string, ServiceSpec> }> = {
-  simple: { volumes: ['app-logs'], services: { proxy: { ports: [80], web: false }, web: { ports: [3000], web: true } } },
-  database: { volumes: ['app-logs', 'postgres-data'], services: { db: { ports: [5432], web: false }, web: { ports: [5000], web: true } } },
-  'two-tier': {
-    volumes: ['app-logs', 'postgres-data'],
-    services: { backend: { ports: [5000], web: true }, db: { ports: [], web: false }, frontend: { ports: [3000], web: true } },
-  },
-};
+/** PostgreSQL (`db`), which compose adds to a stack (composeOnly): published on 5432 in the database stack only. */
+const databasePorts: Partial<Record<StackName, readonly number[]>> = { database: [5432] };
+
+/** What each file must declare with no variables set (spec 4.5, 8), from the manifest; the stacks' tests override host ports. */
+function expectedOf(stack: StackName): { volumes: string[]; services: Record<string, ServiceSpec> } {
+  const members: readonly StackMember[] = stacks[stack].members;
+  const composeOnly: readonly string[] = stacks[stack].composeOnly;
+  const services: Record<string, ServiceSpec> = {};
+  for (const m of members) services[m.as] = { ports: [manifest[m.service].port], ours: m.composeImage === undefined };
+  for (const as of composeOnly) services[as] = { ports: databasePorts[stack] ?? [], ours: false };
+  return { volumes: composeOnly.length > 0 ? ['app-logs', 'postgres-data'] : ['app-logs'], services };
+}
 
 /** One service's block of the normalized `config` output (keys sorted, two-space indents). */
 function block(config: string, service: string): string {
@@ -32,7 +36,9 @@ function block(config: string, service: string): string {
   return config.slice(start, start + end + 2); // through the newline that ends the block
 }
 
-describe.skipIf(stage.skipReason !== undefined).each(Object.entries(files))('deploy/compose/%s.yml', (file, expected) => {
+describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose/%s.yml', (file) => {
+  const expected = expectedOf(file);
+  const members: readonly StackMember[] = stacks[file].members;
   // An empty env file: the files' own defaults, whatever .env lies next to them.
   let emptyEnv = '';
   beforeAll(async () => {
@@ -48,7 +54,7 @@ describe.skipIf(stage.skipReason !== undefined).each(Object.entries(files))('dep
   it('validates with docker-compose config, as format version 3.8 with its named volumes', async () => {
     const normalized = await config();
     expect(normalized).toMatch(/\nversion: '3.8'\n/);
-    expect((await config('--services')).split('\n').sort()).toEqual(Object.keys(expected.services));
+    expect((await config('--services')).split('\n').sort()).toEqual(Object.keys(expected.services).sort());
     expect((await config('--volumes')).split('\n').sort()).toEqual(expected.volumes);
     expect(normalized).toContain('networks:\n  app-network:\n    driver: bridge\n');
   });
@@ -59,32 +65,36 @@ describe.skipIf(stage.skipReason !== undefined).each(Object.entries(files))('dep
     expect(text).toContain('    restart: unless-stopped\n');
     const published = [...text.matchAll(/- published: (\d+)\n {6}target: (\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
     expect(published).toEqual(spec.ports.map((port) => [port, port]));
-    if (spec.web) {
+    if (spec.ours) {
       expect(text).toMatch(
         /healthcheck:\n {6}interval: 30s\n {6}retries: 3\n {6}start_period: 5s\n {6}test:\n {6}- CMD\n {6}- node\n {6}- \/app\/health-probe.mjs\n {6}timeout: 10s\n/,
       );
       expect(text).toContain('    - app-logs:/app/logs:rw\n');
     }
-    if (service === 'db') {
+    const member = members.find((m) => m.as === service);
+    if (member === undefined) {
+      // What compose adds: PostgreSQL.
       expect(text).toContain('    image: postgres:15\n');
       expect(text).toMatch(
         /healthcheck:\n {6}interval: 10s\n {6}retries: 5\n {6}test:\n {6}- CMD-SHELL\n {6}- pg_isready -U "\$\$POSTGRES_USER" -d "\$\$POSTGRES_DB"\n {6}timeout: 5s\n/,
       );
       expect(text).toContain('    - postgres-data:/var/lib/postgresql/data:rw\n');
-    }
-    if (service === 'proxy') {
-      expect(text).toContain('    image: nginx:1.22\n');
+    } else if (member.composeImage !== undefined) {
+      // nginx in place of the TypeScript proxy, with the repository's nginx.conf.
+      expect(text).toContain(`    image: ${member.composeImage}\n`);
       expect(text).toContain(`    - ${join(repoRoot, 'deploy/nginx/nginx.conf')}:/etc/nginx/nginx.conf:ro\n`);
-      expect(text).toContain('    depends_on:\n      web:\n        condition: service_started\n');
     }
   });
 
-  it('starts each service after what it depends on is healthy', async () => {
+  it('starts each member once the one before it is healthy (nginx: started), the first once PostgreSQL is', async () => {
     const normalized = await config();
-    const healthyDependency = (service: string, on: string): boolean =>
-      block(normalized, service).includes(`    depends_on:\n      ${on}:\n        condition: service_healthy\n`);
-    if (file === 'database') expect(healthyDependency('web', 'db')).toBe(true);
-    if (file === 'two-tier') expect([healthyDependency('backend', 'db'), healthyDependency('frontend', 'backend')]).toEqual([true, true]);
-    if (file === 'simple') expect(block(normalized, 'web')).not.toContain('depends_on');
+    members.forEach((member, i) => {
+      const before = i === 0 ? stacks[file].composeOnly : [members[i - 1]?.as];
+      // nginx resolves its upstream when it starts: it needs the container, not a passed probe.
+      const condition = member.composeImage === undefined ? 'service_healthy' : 'service_started';
+      const dependsOn = before.map((on) => `      ${on}:\n        condition: ${condition}\n`).join('');
+      if (before.length === 0) expect(block(normalized, member.as)).not.toContain('depends_on');
+      else expect(block(normalized, member.as)).toContain(`    depends_on:\n${dependsOn}`);
+    });
   });
 });

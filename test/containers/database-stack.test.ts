@@ -1,3 +1,4 @@
+import { services, startedLine } from '@svc/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
@@ -13,7 +14,7 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
   let url = '';
   const startStack = async (): Promise<void> => {
     await stack.run(['up', '-d']);
-    url = await stack.url('web', 5000);
+    url = await stack.url('web');
     await waitForHttp(url);
   };
   beforeAll(async () => {
@@ -67,7 +68,7 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
   });
 
   it('logs web shows the start-up line', async () => {
-    expect(await stack.run(['logs', '--no-color', 'web'])).toContain('"msg":"Database app running on port 5000"');
+    expect(await stack.run(['logs', '--no-color', 'web'])).toContain(`"msg":"${startedLine('database', services.database.port)}"`);
   });
 
   it('down -v removes the containers, the network and both volumes', async () => {

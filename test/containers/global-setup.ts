@@ -28,12 +28,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const label = `sample-services.test-run=${runId}`;
   const report: string[] = [];
-  const build = async ({ service, port }: (typeof services)[number]): Promise<void> => {
+  const build = async ({ service }: (typeof services)[number]): Promise<void> => {
     const started = performance.now();
     // The README's command, plus a label that finds this run's leftovers for cleanup.
     const image = imageOf(service, tag);
-    const buildArgs = ['--build-arg', `SERVICE=${service}`, '--build-arg', `PORT=${port}`];
-    await docker(['build', '--pull=false', '--force-rm', '--label', label, '-t', image, ...buildArgs, repoRoot], { timeoutMs: 900_000 });
+    await docker(['build', '--pull=false', '--force-rm', '--label', label, '-t', image, '--build-arg', `SERVICE=${service}`, repoRoot], {
+      timeoutMs: 900_000,
+    });
     const size = Number(await docker(['image', 'inspect', '--format', '{{.Size}}', image]));
     report.push(`${image}: built in ${seconds(performance.now() - started)}, ${(size / 1e6).toFixed(0)} MB`);
   };

@@ -1,6 +1,8 @@
+import { serviceNames } from '@svc/manifest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { docker, dockerResult, publishedUrl, repoRoot, timedStop, waitForHttp } from './support/docker.js';
 import { imageOf, services } from './support/images.js';
+import { runtimeOf } from './support/workspaces.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
@@ -11,7 +13,7 @@ interface ImageConfig {
   Cmd: string[];
   Entrypoint: string[] | null;
   WorkingDir: string;
-  ExposedPorts: Record<string, object>;
+  ExposedPorts?: Record<string, object> | null;
   Healthcheck: { Test: string[]; Interval: number; Timeout: number; StartPeriod: number; Retries: number };
 }
 
@@ -32,8 +34,10 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(config.Entrypoint).toBeNull();
     expect(config.Cmd).toEqual(['node', 'dist/main.js']);
     expect(config.WorkingDir).toBe(`/app/services/${service}`);
-    expect(Object.keys(config.ExposedPorts)).toEqual([`${port}/tcp`]);
-    expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', `PORT=${port}`, 'LOG_DIR=/app/logs']));
+    // The port is the manifest's, in the service's code: no PORT and no EXPOSE (see the Dockerfile).
+    expect(config.ExposedPorts ?? {}).toEqual({});
+    expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'LOG_DIR=/app/logs']));
+    expect(config.Env.filter((e) => e.startsWith('PORT='))).toEqual([]);
     expect(config.Env.filter((e) => /PASSWORD|DATABASE_URL|SECRET|TOKEN/i.test(e))).toEqual([]);
     expect(config.Healthcheck).toEqual({
       Test: ['CMD', 'node', '/app/health-probe.mjs'],
@@ -47,16 +51,17 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
   it('holds only production dependencies and compiled code (one-off run --rm leaves no container)', async () => {
     const name = `${prefix}-once`;
     const listing = await docker(['run', '--rm', '--name', name, image, 'node', '-e', listModules]);
-    const { modules, files } = JSON.parse(listing) as { modules: string[]; files: string[] };
+    const { modules, files, described } = JSON.parse(listing) as { modules: string[]; files: string[]; described: unknown };
     for (const devOnly of ['typescript', 'vitest', 'tsx', 'eslint', '@types']) expect(modules).not.toContain(devOnly);
-    const needsDatabase = service === 'database' || service === 'backend';
-    expect(modules.includes('better-sqlite3')).toBe(needsDatabase);
-    expect(modules.includes('pg')).toBe(needsDatabase);
+    // The workspaces its package.json reaches and their packages; the database drivers only there.
+    const runtime = runtimeOf(service);
+    for (const driver of ['better-sqlite3', 'pg']) expect(modules.includes(driver)).toBe(runtime.packages.has(driver));
     expect(files).toContain(`/app/services/${service}/dist/main.js`);
     expect(files.filter((f) => !f.endsWith('.js') && !f.endsWith('package.json'))).toEqual([]);
-    // Only the workspaces this service references: the kit always, the users store where used.
     const workspaces = new Set(files.map((f) => f.split('/').slice(2, 4).join('/')));
-    expect([...workspaces].sort()).toEqual(['packages/kit', ...(needsDatabase ? ['packages/users'] : []), `services/${service}`]);
+    expect([...workspaces].sort()).toEqual(runtime.workspaces);
+    // What the build wrote from the manifest for the health probe.
+    expect(described).toEqual({ name: service, port });
     expect(await docker(['ps', '--all', '--quiet', '--filter', `name=${name}`])).toBe('');
   });
 
@@ -79,20 +84,21 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(await docker(['inspect', '--format', '{{.State.ExitCode}}', prefix])).toBe('0');
     console.log(`${image}: docker stop took ${stopMs.toFixed(0)} ms`);
   });
+});
 
-  it('refuses a build whose PORT does not match the service', async () => {
-    const wrong = port === 80 ? 3000 : 80;
-    const buildArgs = ['--build-arg', `SERVICE=${service}`, '--build-arg', `PORT=${wrong}`];
-    const { code, output } = await dockerResult(['build', '--pull=false', '--force-rm', '-q', ...buildArgs, repoRoot]);
+describe.skipIf(stage.skipReason !== undefined)('the image build', () => {
+  it("refuses an unknown SERVICE in one line that lists the manifest's names", async () => {
+    const { code, output } = await dockerResult(['build', '--pull=false', '--force-rm', '-q', '--build-arg', 'SERVICE=nope', repoRoot]);
     expect(code).not.toBe(0);
-    expect(output).toContain(`SERVICE=${service} listens on ${port}`);
+    expect(output).toContain(`unknown SERVICE=nope; one of ${serviceNames.join(', ')}\n`);
   });
 });
 
 /** Runs inside the image: top-level packages in node_modules and every file of the app's code. */
 const listModules = `
-const { readdirSync } = require('node:fs');
+const { readdirSync, readFileSync } = require('node:fs');
 const top = (d) => readdirSync(d).filter((n) => !n.startsWith('.')).flatMap((n) => n.startsWith('@') ? [n, ...readdirSync(d + '/' + n).map((s) => n + '/' + s)] : [n]);
 const walk = (d) => readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? (e.name === 'node_modules' ? [] : walk(d + '/' + e.name)) : [d + '/' + e.name]);
-console.log(JSON.stringify({ modules: top('/app/node_modules'), files: [...walk('/app/packages'), ...walk('/app/services')] }));
+const described = JSON.parse(readFileSync('/app/service.json', 'utf8'));
+console.log(JSON.stringify({ modules: top('/app/node_modules'), files: [...walk('/app/packages'), ...walk('/app/services')], described }));
 `;

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { services, startedLine } from '@svc/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { simpleContract } from '@svc/testing/contract/simple';
@@ -15,6 +16,7 @@ const listed = async (all: boolean, name: string): Promise<boolean> =>
 
 describe.skipIf(stage.skipReason !== undefined)('container lifecycle of the variant A image', () => {
   const image = imageOf('simple', stage.tag);
+  const { port } = services.simple;
   const name = (what: string): string => `sample-${stage.runId}-${what}`;
   const [web, created, volume, network] = [name('web'), name('created'), name('logs'), name('net')];
   let dir: string;
@@ -61,10 +63,10 @@ describe.skipIf(stage.skipReason !== undefined)('container lifecycle of the vari
     const envFile = join(dir, 'web.env');
     await writeFile(envFile, 'NODE_ENV=staging\n');
     await docker([
-      'run', '-d', '-p', '127.0.0.1:0:3000', '-v', `${volume}:/app/logs`, '-e', 'LOG_LEVEL=debug', '--env-file', envFile,
+      'run', '-d', '-p', `127.0.0.1:0:${port}`, '-v', `${volume}:/app/logs`, '-e', 'LOG_LEVEL=debug', '--env-file', envFile,
       '--network', network, '--name', web, '-m', '512m', '--cpus=1', '--user', '1000:1000', '--read-only', '--cap-drop=ALL', image,
     ]); // prettier-ignore
-    baseUrl = await publishedUrl(web, 3000);
+    baseUrl = await publishedUrl(web, port);
     await waitForHttp(baseUrl);
     const host = await inspectJson<Record<string, unknown>>(web, '{{json .HostConfig}}');
     expect(host).toMatchObject({ Memory: 512 * 1024 * 1024, NanoCpus: 1e9, ReadonlyRootfs: true, CapDrop: ['ALL'] });
@@ -79,7 +81,7 @@ describe.skipIf(stage.skipReason !== undefined)('container lifecycle of the vari
 
   it('logs shows the start-up line; logs -f follows new lines', async () => {
     // NODE_ENV=staging (from the env file): readable lines rather than JSON on stdout.
-    expect(await docker(['logs', web])).toContain('Server running on port 3000');
+    expect(await docker(['logs', web])).toContain(startedLine('simple', port));
     const marker = `follow-${stage.runId}`;
     const followed = followLogsUntil(web, new RegExp(marker), 15_000);
     // Request until the follower has seen one: it may attach after the first request.
@@ -101,7 +103,7 @@ describe.skipIf(stage.skipReason !== undefined)('container lifecycle of the vari
   it('cp copies the log file out of /app/logs', async () => {
     await docker(['cp', `${web}:/app/logs/simple.log`, join(dir, 'simple.log')]);
     const lines = (await readFile(join(dir, 'simple.log'), 'utf8')).trim().split('\n');
-    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain('Server running on port 3000');
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toContain(startedLine('simple', port));
   });
 
   it('inspect reports the image health check as healthy', async () => {

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { services } from '@svc/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { simpleContract } from '@svc/testing/contract/simple';
@@ -37,6 +38,8 @@ describe.skipIf(stage.skipReason !== undefined)('proxies on user-defined network
     string,
   ];
   const urls = { proxy: '', nginx: '', echoProxy: '' };
+  // nginx.conf listens on the proxy's port too; both proxies' upstream is `web` on variant A's port.
+  const [proxyPort, webPort] = [services.proxy.port, services.simple.port];
   let webHostname = '';
 
   beforeAll(async () => {
@@ -54,19 +57,21 @@ describe.skipIf(stage.skipReason !== undefined)('proxies on user-defined network
       `${name('logs')}:/app/logs`,
       imageOf('simple', stage.tag),
     ]);
-    await runDetached(['--name', echo, '--network', echoNet, '--network-alias', 'web', '--user', '1000:1000',
+    await runDetached(['--name', echo, '--network', echoNet, '--network-alias', 'web', '--user', '1000:1000', '-e', `PORT=${webPort}`,
       '-v', `${repoRoot}/test/containers/fixtures:/fixtures:ro`, 'node:20-bookworm-slim', 'node', '/fixtures/echo-headers.mjs']); // prettier-ignore
     // Proxies after their upstream: nginx resolves `web` once, when it starts.
-    await runDetached(['--name', proxy, '--network', appNet, '-p', '127.0.0.1:0:80', imageOf('proxy', stage.tag)]);
-    await runDetached(['--name', echoProxy, '--network', echoNet, '-p', '127.0.0.1:0:80', imageOf('proxy', stage.tag)]);
-    await docker(['run', '-d', '--name', nginx, '--network', echoNet, '-p', '127.0.0.1:0:80',
+    await runDetached(['--name', proxy, '--network', appNet, '-p', `127.0.0.1:0:${proxyPort}`, imageOf('proxy', stage.tag)]);
+    await runDetached(['--name', echoProxy, '--network', echoNet, '-p', `127.0.0.1:0:${proxyPort}`, imageOf('proxy', stage.tag)]);
+    await docker(['run', '-d', '--name', nginx, '--network', echoNet, '-p', `127.0.0.1:0:${proxyPort}`,
       '-v', `${repoRoot}/deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro`, 'nginx:1.22']); // prettier-ignore
     [urls.proxy, urls.echoProxy, urls.nginx] = await Promise.all([
-      publishedUrl(proxy, 80),
-      publishedUrl(echoProxy, 80),
-      publishedUrl(nginx, 80),
+      publishedUrl(proxy, proxyPort),
+      publishedUrl(echoProxy, proxyPort),
+      publishedUrl(nginx, proxyPort),
     ]);
-    await waitForHttp(urls.proxy);
+    // Every proxy must answer before a test uses it: a published port accepts connections (and
+    // resets them) before the process inside listens. The echo upstream answers /health too.
+    await Promise.all(Object.values(urls).map((url) => waitForHttp(url)));
     webHostname = await docker(['inspect', '--format', '{{.Config.Hostname}}', web]);
   });
   afterAll(async () => {

@@ -1,3 +1,4 @@
+import { services, startedLine } from '@svc/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { simpleContract } from '@svc/testing/contract/simple';
@@ -25,8 +26,8 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
 
   it('up -d starts web, then the nginx proxy; ps lists both', async () => {
     await stack.run(['up', '-d']);
-    urls.web = await stack.url('web', 3000);
-    urls.proxy = await stack.url('proxy', 80);
+    urls.web = await stack.url('web');
+    urls.proxy = await stack.url('proxy');
     await waitForHttp(urls.web);
     await waitForHttp(urls.proxy);
     const [web, proxy] = await Promise.all([stack.container('web'), stack.container('proxy')]);
@@ -60,7 +61,7 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
   });
 
   it('logs web shows the start-up line; exec web runs a command in the service', async () => {
-    expect(await stack.run(['logs', '--no-color', 'web'])).toContain('"msg":"Server running on port 3000"');
+    expect(await stack.run(['logs', '--no-color', 'web'])).toContain(`"msg":"${startedLine('simple', services.simple.port)}"`);
     expect(await stack.run(['exec', '-T', 'web', 'ls', '/app/logs'])).toBe('simple.log');
   });
 
@@ -78,7 +79,7 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
     await stack.run(['up', '-d', '--scale', 'web=3']);
     // nginx resolves `web` when it starts: a restart makes it see the new replicas (README).
     await stack.run(['restart', 'proxy']);
-    urls.proxy = await stack.url('proxy', 80);
+    urls.proxy = await stack.url('proxy');
     await waitForHttp(urls.proxy);
     const ids = (await stack.run(['ps', '-q', 'web'])).split('\n');
     expect(ids).toHaveLength(3);

@@ -1,3 +1,4 @@
+import { services, stacks, startedLine } from '@svc/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { backendContract } from '@svc/testing/contract/backend';
 import { commonContract } from '@svc/testing/contract/common';
@@ -21,7 +22,7 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/
   it('up -d starts the backend once the database is healthy, the frontend once the backend is', async () => {
     const started = performance.now();
     await stack.run(['up', '-d']);
-    [urls.frontend, urls.backend] = await Promise.all([stack.url('frontend', 3000), stack.url('backend', 5000)]);
+    [urls.frontend, urls.backend] = await Promise.all([stack.url('frontend'), stack.url('backend')]);
     await waitForHttp(urls.frontend);
     console.log(`two-tier stack: up -d and answering in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     const [db, backend, frontend] = await Promise.all(
@@ -44,8 +45,9 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/
   });
 
   it('logs of each service show its start-up line', async () => {
-    expect(await stack.run(['logs', '--no-color', 'frontend'])).toContain('"msg":"Frontend service running on port 3000"');
-    expect(await stack.run(['logs', '--no-color', 'backend'])).toContain('"msg":"Backend service running on port 5000"');
+    for (const { as, service } of stacks['two-tier'].members) {
+      expect(await stack.run(['logs', '--no-color', as])).toContain(`"msg":"${startedLine(service, services[service].port)}"`);
+    }
   });
 
   it('down -v removes the containers, the network and both volumes', async () => {

@@ -1,13 +1,17 @@
-/** The images of this repository: one per service, built from the root Dockerfile (spec 4.5 ports). */
-export const services = [
-  { service: 'simple', port: 3000 },
-  { service: 'proxy', port: 80 },
-  { service: 'database', port: 5000 },
-  { service: 'backend', port: 5000 },
-  { service: 'frontend', port: 3000 },
-] as const;
+import { imageOf, serviceNames, services as manifest, stacks, type ServiceName, type StackMember, type StackName } from '@svc/manifest';
 
-export type ServiceName = (typeof services)[number]['service'];
+export { imageOf, type ServiceName, type StackName };
+
+/** The images of this repository: one per service of the manifest, with its default port. */
+export const services = serviceNames.map((service) => ({ service, port: manifest[service].port }));
+
+/** The container port of a stack member, by its compose name (e.g. `web` of `database`: 5000). */
+export function memberPort(stack: StackName, as: string): number {
+  const members: readonly StackMember[] = stacks[stack].members;
+  const member = members.find((m) => m.as === as);
+  if (member === undefined) throw new Error(`stack ${stack} has no member ${as}`);
+  return manifest[member.service].port;
+}
 
 /** What the global setup hands to the test files (vitest provide/inject). */
 export interface ContainerStage {
@@ -17,11 +21,6 @@ export interface ContainerStage {
   tag: string;
   /** Unique per run: compose project names, container and volume names derive from it. */
   runId: string;
-}
-
-/** The image reference the compose files use: `sample-<service>:${TAG}`. */
-export function imageOf(service: ServiceName, tag: string): string {
-  return `sample-${service}:${tag}`;
 }
 
 declare module 'vitest' {

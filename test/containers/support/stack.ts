@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stacks, type StackName } from '@svc/manifest';
 import { compose, docker, inspectJson, repoRoot } from './docker.js';
-import type { ContainerStage } from './images.js';
-
-export type StackName = 'simple' | 'database' | 'two-tier';
+import { memberPort, type ContainerStage } from './images.js';
 
 export interface Stack {
   project: string;
@@ -13,13 +12,20 @@ export interface Stack {
   password: string;
   /** `docker-compose --env-file <file> -p <project> -f deploy/compose/<stack>.yml <args>`. */
   run: (args: string[], timeoutMs?: number) => Promise<string>;
-  /** http://127.0.0.1:<port> of a service's published port (replica `index`, from 1). */
-  url: (service: string, port: number, index?: number) => Promise<string>;
+  /**
+   * http://127.0.0.1:<port> of a service's published port (replica `index`, from 1); the port is
+   * the member's manifest port unless given (as for what compose alone adds, e.g. PostgreSQL).
+   */
+  url: (service: string, port?: number, index?: number) => Promise<string>;
   /** The id of the service's (first) container. */
   container: (service: string) => Promise<string>;
   /** down -v and the env file; safe to call twice. */
   remove: () => Promise<void>;
 }
+
+/** The compose service names of a stack, as the host port variables name them: `web` -> WEB_PORT. */
+const hostPortVariables = (stack: StackName): string[] =>
+  [...stacks[stack].members.map((m) => m.as), ...stacks[stack].composeOnly].map((as) => `${as.toUpperCase()}_PORT`);
 
 /**
  * A compose stack of this run: a unique project name, this run's image tag, a fresh random
@@ -30,7 +36,7 @@ export async function openStack(stack: StackName, stage: ContainerStage): Promis
   const password = randomBytes(12).toString('hex');
   const dir = await mkdtemp(join(tmpdir(), `${project}-`));
   const envFile = join(dir, 'stack.env');
-  const ports = ['WEB_PORT', 'PROXY_PORT', 'DB_PORT', 'FRONTEND_PORT', 'BACKEND_PORT'].map((p) => `${p}=127.0.0.1:0`);
+  const ports = hostPortVariables(stack).map((variable) => `${variable}=127.0.0.1:0`);
   await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `POSTGRES_PASSWORD=${password}`, ...ports, ''].join('\n'));
   const run = (args: string[], timeoutMs = 180_000): Promise<string> =>
     compose(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `${stack}.yml`), ...args], { timeoutMs });
@@ -38,7 +44,7 @@ export async function openStack(stack: StackName, stage: ContainerStage): Promis
     project,
     password,
     run,
-    url: async (service, port, index = 1) => {
+    url: async (service, port = memberPort(stack, service), index = 1) => {
       const mapping = await run(['port', `--index=${index}`, service, String(port)]);
       if (!/^127\.0\.0\.1:\d+$/.test(mapping)) throw new Error(`${service}:${port} is published as "${mapping}", not on 127.0.0.1`);
       return `http://${mapping}`;

@@ -1,0 +1,32 @@
+import { serviceNames, services } from '@svc/manifest';
+import { describe, expect, it } from 'vitest';
+import { readRepoFile } from './support/repo-files.js';
+
+const dockerfile = readRepoFile('Dockerfile');
+/** The default service, the one service the Dockerfile may name. */
+const defaultLine = /^ARG SERVICE=(\S+)$/m;
+
+/** Instructions only: comments dropped, continuation lines joined. */
+const instructions = dockerfile
+  .split('\n')
+  .filter((line) => !line.trimStart().startsWith('#'))
+  .join('\n')
+  .replaceAll('\\\n', ' ');
+
+describe('the Dockerfile reads the services from the manifest', () => {
+  it('defaults SERVICE to a manifest service', () => {
+    expect(serviceNames).toContain(defaultLine.exec(dockerfile)?.[1]);
+  });
+
+  it('names no service anywhere else, comments included', () => {
+    const rest = dockerfile.replace(defaultLine, '');
+    const named = serviceNames.filter((name) => new RegExp(`\\b${name}\\b`, 'i').test(rest));
+    expect(named).toEqual([]);
+  });
+
+  it('has no PORT build argument and no port of the manifest in an instruction (no EXPOSE 3000, no PORT=5000)', () => {
+    expect(instructions).not.toMatch(/^\s*ARG\s+PORT\b|\$\{?PORT\b/m);
+    const ports = [...new Set(serviceNames.map((name) => services[name].port))];
+    expect(ports.filter((port) => new RegExp(`\\b${port}\\b`).test(instructions))).toEqual([]);
+  });
+});

@@ -1,0 +1,65 @@
+import type { Env } from '@svc/kit';
+import { serviceNames, type ServiceName } from '@svc/manifest';
+import { describe, expect, it } from 'vitest';
+import { tableWithHeader } from './support/markdown.js';
+import { readRepoFile } from './support/repo-files.js';
+
+/** Every variable a service's config reader reads, called with an empty environment. */
+async function variablesReadBy(service: ServiceName): Promise<string[]> {
+  // Compiled code (npm run build): each service exports its reader as @svc/<name>/config.
+  const { readConfig } = (await import(`@svc/${service}/config`)) as { readConfig: (env: Env) => unknown };
+  const read = new Set<string>();
+  const record = (key: string | symbol): void => {
+    if (typeof key === 'string') read.add(key);
+  };
+  // Every variable is unset; looking one up (`env.X` or `'X' in env`) is what counts.
+  const recording = new Proxy<Env>(
+    {},
+    {
+      get: (_, key) => {
+        record(key);
+        return undefined;
+      },
+      has: (_, key) => {
+        record(key);
+        return false;
+      },
+    },
+  );
+  // The readers read all their variables unconditionally, so one call with nothing set sees them all.
+  readConfig(recording);
+  return [...read];
+}
+
+/** Variable -> the services that read it, in manifest order. */
+type Readers = Record<string, ServiceName[]>;
+
+async function readersFromCode(): Promise<Readers> {
+  const readers: Readers = {};
+  for (const service of serviceNames) {
+    for (const variable of await variablesReadBy(service)) (readers[variable] ??= []).push(service);
+  }
+  return readers;
+}
+
+/** The README's configuration table as variable -> services; `all` is every manifest service. */
+function readersFromReadme(): Readers {
+  const table = tableWithHeader(readRepoFile('README.md'), ['Variable', 'Services', 'Default', 'Meaning']);
+  const readers: Readers = {};
+  for (const [variable = '', listed = ''] of table.rows) {
+    const named = [...listed.matchAll(/`([^`]+)`/g)].map((m) => m[1] as ServiceName);
+    const services = listed === 'all' ? serviceNames : serviceNames.filter((s) => named.includes(s));
+    expect(
+      named.filter((s) => !serviceNames.includes(s)),
+      `${variable}: services not in the manifest`,
+    ).toEqual([]);
+    readers[variable.replaceAll('`', '')] = services;
+  }
+  return readers;
+}
+
+describe("README's configuration table", () => {
+  it('lists exactly the variables the config readers read, each for exactly the services that read it', async () => {
+    expect(readersFromReadme()).toEqual(await readersFromCode());
+  });
+});

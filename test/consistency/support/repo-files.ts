@@ -1,0 +1,14 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = new URL('../../../', import.meta.url);
+const pathOf = (path: string): string => fileURLToPath(new URL(path, repoRoot));
+
+/** A file of the repository as text, by its path from the root (e.g. `deploy/nginx/nginx.conf`). */
+export function readRepoFile(path: string): string {
+  return readFileSync(pathOf(path), 'utf8');
+}
+
+export function repoFileExists(path: string): boolean {
+  return existsSync(pathOf(path));
+}
