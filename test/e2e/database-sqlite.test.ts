@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
-import { freePort } from '@svc/testing/free-port';
 import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-sqlite-'));
@@ -64,12 +63,13 @@ describe('variant B on SQLite across restarts', () => {
 
   it('reports FLASK_ENV as its run mode, before NODE_ENV', async () => {
     const development = { DATA_DIR: dataDir, FLASK_ENV: 'development', NODE_ENV: 'production' };
-    // Development logs readable lines, without the JSON start-up line: the port is chosen here,
-    // and the start-up line may come just after the port accepts connections.
-    const service = await startService('database', development, { port: await freePort() });
+    // Its output is read by this test, not a terminal: JSON lines in development too.
+    const service = await startService('database', development);
     try {
-      // Development mode logs readable lines, not JSON.
-      await expect.poll(() => service.lines.some((l) => l.includes('Database app running on port') && !l.startsWith('{'))).toBe(true);
+      const started = service.lines
+        .map((l) => JSON.parse(l) as { msg: string; mode?: string })
+        .find((l) => l.msg.startsWith('Database app running on port'));
+      expect(started?.mode).toBe('development');
     } finally {
       await service.stop();
     }
