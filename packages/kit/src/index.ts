@@ -7,7 +7,7 @@ export { createLogger } from './logger.js';
 export type { Logger, LoggerOptions } from './logger.js';
 export { notInDocument } from './openapi.js';
 export type { ApiDescription } from './openapi.js';
-export { ErrorBody, IsoTimestamp } from './schemas.js';
+export { ErrorBody, errorAnswer, IsoTimestamp } from './schemas.js';
 export { createServer, sendUnchecked } from './server.js';
 export type { App, ServerOptions } from './server.js';
 export { runService } from './run.js';

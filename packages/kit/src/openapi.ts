@@ -5,8 +5,8 @@
  */
 import swagger from '@fastify/swagger';
 import type { FastifySchema, RouteOptions } from 'fastify';
-import { Type, type TSchema } from 'typebox';
-import { ErrorBody } from './schemas.js';
+import { Type } from 'typebox';
+import { errorAnswer as error } from './schemas.js';
 import { sendUnchecked, type App } from './server.js';
 
 export interface ApiDescription {
@@ -15,8 +15,6 @@ export interface ApiDescription {
   /** What the service does. */
   description: string;
 }
-
-const error = (description: string): TSchema => Type.Object(ErrorBody.properties, { description });
 
 /** Answers the kit may give on any route, and on routes that take a body. */
 const everyRoute = {

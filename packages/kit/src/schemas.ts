@@ -7,6 +7,10 @@ export const ErrorBody = Type.Object(
 );
 export type ErrorBody = Static<typeof ErrorBody>;
 
+/** The error body as one status of a route answers it: what that status means there, and an example text. */
+export const errorAnswer = (description: string, example?: string) =>
+  Type.Object(ErrorBody.properties, { description, ...(example === undefined ? {} : { examples: [{ error: example }] }) });
+
 /** An ISO 8601 timestamp in UTC with milliseconds and `Z`, as every service writes them. */
 export const IsoTimestamp = Type.String({
   description: 'ISO 8601 in UTC, with milliseconds',

@@ -1,6 +1,5 @@
-import { ErrorBody, HttpError } from '@svc/kit';
+import { errorAnswer, HttpError } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { DatabaseStatus, NewUserBody, User, UserList } from './schemas.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserStore } from './user.js';
 import { parseNewUser } from './validate.js';
@@ -32,7 +31,7 @@ async function fromStore<T>(action: () => Promise<T>): Promise<T> {
   }
 }
 
-const unavailable = Type.Object(ErrorBody.properties, { description: 'The database is unreachable or too slow; try again' });
+const unavailable = errorAnswer('The database is unreachable or too slow; try again', 'Database unavailable; try again later');
 
 /** GET /api/users on the store (spec 4.2, 4.3). */
 export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox {
@@ -69,14 +68,8 @@ export function createUserPlugin(store: UserStore): FastifyPluginCallbackTypebox
           body: NewUserBody,
           response: {
             201: User,
-            400: Type.Object(ErrorBody.properties, {
-              description: 'Missing, empty, over-long or malformed name or email, or malformed JSON',
-              examples: [{ error: 'Name and email are required' }],
-            }),
-            409: Type.Object(ErrorBody.properties, {
-              description: 'The email is taken',
-              examples: [{ error: 'A user with this email already exists' }],
-            }),
+            400: errorAnswer('Missing, empty, over-long or malformed name or email, or malformed JSON', 'Name and email are required'),
+            409: errorAnswer('The email is taken', 'A user with this email already exists'),
             503: unavailable,
           },
         },

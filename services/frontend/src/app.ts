@@ -1,4 +1,4 @@
-import { createServer, ErrorBody, healthPlugin, sendUnchecked, type App, type Logger } from '@svc/kit';
+import { createServer, errorAnswer, healthPlugin, sendUnchecked, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
@@ -16,10 +16,7 @@ const Health = Type.Object(
 );
 
 const ForwardedUsers = Type.Array(Type.Unknown(), { description: "The backend's user list, byte for byte" });
-const FetchFailed = Type.Object(ErrorBody.properties, {
-  description: 'The backend failed: refused, timed out, answered non-2xx or not JSON',
-  examples: [{ error: 'Failed to fetch users' }],
-});
+const FetchFailed = errorAnswer('The backend failed: refused, timed out, answered non-2xx or not JSON', 'Failed to fetch users');
 
 function userRoutes(backend: BackendClient): FastifyPluginCallbackTypebox {
   return (app, _options, done) => {

@@ -1,8 +1,7 @@
 import { METHODS } from 'node:http';
-import { createServer, ErrorBody, notInDocument, type App, type Logger } from '@svc/kit';
+import { createServer, errorAnswer, notInDocument, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import { Pool, type Dispatcher } from 'undici';
 import { ResponseRelay } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
@@ -23,18 +22,16 @@ export interface ProxyAppOptions {
 
 const MiB = 1024 * 1024;
 
-const error = (description: string, example: string) => Type.Object(ErrorBody.properties, { description, examples: [{ error: example }] });
-
 const openApiMethods = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']);
 
 /** What the document says of the catch-all: the upstream answers, or one of the proxy's own errors. */
 const forwardSchema = {
   summary: "Forwarded to the upstream; its answer comes back unchanged (see the upstream's own /openapi.json)",
   response: {
-    400: error('A request the proxy cannot parse or forward', 'Request target must be a path or an absolute http URL, got "*"'),
-    413: error('Request body over 1 MiB (nginx: client_max_body_size 1m)', 'Request body is too large'),
-    502: error('The upstream refused, reset, closed early or is down', 'Bad gateway: upstream unavailable'),
-    504: error('The upstream did not connect or answer in time', 'Gateway timeout: upstream did not answer in time'),
+    400: errorAnswer('A request the proxy cannot parse or forward', 'Request target must be a path or an absolute http URL, got "*"'),
+    413: errorAnswer('Request body over 1 MiB (nginx: client_max_body_size 1m)', 'Request body is too large'),
+    502: errorAnswer('The upstream refused, reset, closed early or is down', 'Bad gateway: upstream unavailable'),
+    504: errorAnswer('The upstream did not connect or answer in time', 'Gateway timeout: upstream did not answer in time'),
   },
 };
 /** Idle upstream connections are kept this long: nginx's upstream keepalive_timeout, and
