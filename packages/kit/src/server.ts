@@ -16,6 +16,7 @@ import { HttpError } from './errors.js';
 import { responseClass, withoutRequestChildren } from './fast-paths.js';
 import type { Logger } from './logger.js';
 import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
+import { closeQuietConnectionsOnClose } from './quiet-connections.js';
 
 /** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -135,8 +136,10 @@ export function createServer(options: ServerOptions): App {
     addDocsPage(kitRoutes);
   });
 
+  const closeQuietConnections = closeQuietConnectionsOnClose(app.server);
   app.addHook('preClose', async () => {
     closing = true;
+    closeQuietConnections();
   });
 
   app.setNotFoundHandler((request, reply) => {

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
@@ -18,6 +20,13 @@ function build(bodyLimit?: number): FastifyInstance {
   });
   app.get('/items/:id', { schema: { params: { type: 'object', properties: { id: { type: 'integer' } } } } }, async () => ({}));
   return app;
+}
+
+async function openSocket(port: number): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => undefined); // the server closing it is the point
+  await once(socket, 'connect');
+  return socket.resume();
 }
 
 afterEach(async () => {
@@ -174,6 +183,28 @@ describe('createServer', () => {
     expect(app.server.headersTimeout).toBe(10_000);
     expect(app.server.requestTimeout).toBe(30_000);
     expect(app.server.keepAliveTimeout).toBe(72_000);
+  });
+
+  it('closes at once beside clients that sent nothing or half a head, letting a request in flight finish', async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    build().get('/held', async () => {
+      await held;
+      return { done: true };
+    });
+    const baseUrl = await listen();
+    const { port } = new URL(baseUrl);
+    const quiet = await openSocket(Number(port));
+    const halfHead = await openSocket(Number(port));
+    halfHead.write('GET /echo HTTP/1.1\r\nHost: x\r\n');
+    const inFlight = fetch(`${baseUrl}/held`);
+    await expect.poll(() => new Promise((resolve) => app.server.getConnections((_error, count) => resolve(count)))).toBe(3);
+    const closed = app.close();
+    release();
+    expect(await (await inFlight).json()).toEqual({ done: true });
+    // Without the kit's own close of quiet connections this waits forever (Node's headers timer stops on close).
+    await closed;
+    await Promise.all([once(quiet, 'close'), once(halfHead, 'close')]);
   });
 
   it('caps simultaneous connections when asked', async () => {
