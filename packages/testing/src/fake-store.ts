@@ -4,10 +4,9 @@ import type { UserStore } from '@svc/users';
 export function fakeStore(overrides: Partial<UserStore>): UserStore & { closed: boolean } {
   const unexpected = (name: string) => () => Promise.reject(new Error(`unexpected call to ${name}`));
   const store = {
-    kind: 'fake',
     closed: false,
     init: unexpected('init'),
-    list: unexpected('list'),
+    page: unexpected('page'),
     create: unexpected('create'),
     ping: () => Promise.resolve(true),
     close: async () => {

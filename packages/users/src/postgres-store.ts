@@ -26,8 +26,13 @@ const createTable = `CREATE TABLE IF NOT EXISTS users (
 // created_at is formatted by the server, in UTC, the same way for INSERT and SELECT.
 const columns = `id, name, email, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
-// Named statements are parsed once per connection.
-const listQuery = { name: 'users-list', text: `SELECT ${columns} FROM users ORDER BY id` };
+// One page as JSON made by the server (row_to_json writes what JSON.stringify writes for these
+// columns), with the last id and whether more follow: one row of three values, whatever the page size.
+const pageText = `WITH page AS (SELECT ${columns} FROM users WHERE id > $1 ORDER BY id LIMIT $2)
+SELECT coalesce(string_agg(row_to_json(page)::text, ',' ORDER BY id), '') AS json,
+  (SELECT max(id) FROM page) AS last_id,
+  EXISTS (SELECT 1 FROM users WHERE id > (SELECT max(id) FROM page)) AS more
+FROM page`;
 const insertText = `INSERT INTO users (name, email) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
 
 // SQLSTATE classes that mean "cannot reach or use the database right now": connection
@@ -99,9 +104,12 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
 
   return {
     init,
-    async list() {
+    async page(after: number, limit: number) {
       await init();
-      return (await query(listQuery)).rows as User[];
+      // Named statements are parsed once per connection.
+      const result = await query({ name: 'users-page', text: pageText, values: [after, limit] });
+      const row = result.rows[0] as { json: string; last_id: number | null; more: boolean };
+      return { json: row.json, lastId: row.last_id ?? undefined, more: row.more };
     },
     async create(user: NewUser) {
       await init();

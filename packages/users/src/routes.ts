@@ -1,6 +1,8 @@
-import { errorAnswer, HttpError } from '@svc/kit';
+import { Readable } from 'node:stream';
+import { errorAnswer, HttpError, sendUnchecked } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { DatabaseStatus, NewUserBody, User, UserList } from './schemas.js';
+import { STREAM_BATCH, streamList } from './list-stream.js';
+import { DatabaseStatus, ListQuery, NewUserBody, User, UserList } from './schemas.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserStore } from './user.js';
 import { parseNewUser } from './validate.js';
 
@@ -33,14 +35,33 @@ async function fromStore<T>(action: () => Promise<T>): Promise<T> {
 
 const unavailable = errorAnswer('The database is unreachable or too slow; try again', 'Database unavailable; try again later');
 
-/** GET /api/users on the store (spec 4.2, 4.3). */
+/** GET /api/users on the store (spec 4.2, 4.3), with keyset pagination for clients that want pages. */
 export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox {
   return (app, _options, done) => {
-    app.get(
-      '/api/users',
-      { schema: { summary: 'List every user', tags: ['users'], response: { 200: UserList, 503: unavailable } } },
-      async () => fromStore(() => store.list()),
-    );
+    const schema = {
+      summary: 'List every user, or one page of them',
+      description:
+        'Without `limit`, every user, streamed from the database in batches (a database failure after the first ' +
+        'bytes cuts the response, so it never parses as a shorter list). With `limit`, one page and a `Link` to the next.',
+      tags: ['users'],
+      querystring: ListQuery,
+      response: {
+        200: UserList,
+        400: errorAnswer('`limit` or `after` is not an integer in its range', 'Invalid request: querystring/limit must be <= 1000'),
+        503: unavailable,
+      },
+    };
+    app.get('/api/users', { schema }, async (request, reply) => {
+      const { limit, after = 0 } = request.query;
+      const page = await fromStore(() => store.page(after, limit ?? STREAM_BATCH));
+      void reply.type('application/json; charset=utf-8');
+      if (limit !== undefined && page.more) void reply.header('link', `</api/users?limit=${limit}&after=${page.lastId}>; rel="next"`);
+      // The body is JSON text written by the database (UserPage), a list of User by construction.
+      if (limit !== undefined || !page.more) sendUnchecked(reply, `[${page.json}]`);
+      // HEAD gets the streamed answer's headers without reading the rest of the table.
+      else sendUnchecked(reply, request.method === 'HEAD' ? Readable.from([]) : streamList(store, page));
+      return reply;
+    });
     done();
   };
 }

@@ -1,6 +1,7 @@
 /** Schemas of the user routes: one User schema for POST and list keeps their bytes identical. */
 import { IsoTimestamp } from '@svc/kit';
 import { Type, type Static } from 'typebox';
+import { MAX_PAGE_SIZE } from './user.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './validate.js';
 
 const example = { id: 1, name: 'Ada Lovelace', email: 'ada@example.com', created_at: '2026-11-22T10:15:30.123Z' };
@@ -16,7 +17,29 @@ export const User = Type.Object(
 );
 export type User = Static<typeof User>;
 
-export const UserList = Type.Array(User, { description: 'Every user, ordered by id', examples: [[example]] });
+export const UserList = Type.Array(User, {
+  description: 'Every user (or the page asked for), ordered by id',
+  examples: [[example]],
+  headers: {
+    link: {
+      description: 'With `limit`, when more users follow: `</api/users?limit=N&after=ID>; rel="next"` (RFC 8288)',
+      type: 'string',
+    },
+  },
+});
+
+/** PostgreSQL's integer: the largest id either database hands out here. */
+const MAX_ID = 2_147_483_647;
+
+/** Keyset pagination of the list; without `limit` the whole list comes, streamed. */
+export const ListQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}; absent: every user` }),
+  ),
+  after: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: MAX_ID, description: 'Only users with a greater id: the last id of the page before (default 0)' }),
+  ),
+});
 
 /**
  * What a create request should send. Documented, not enforced by the schema: parseNewUser checks

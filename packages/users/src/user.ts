@@ -8,6 +8,23 @@ export interface NewUser {
   email: string;
 }
 
+/** Most users one page (and one batch of a streamed list) holds. */
+export const MAX_PAGE_SIZE = 1000;
+
+/**
+ * One page of the list, as the database wrote it: the users' JSON objects joined by commas,
+ * without brackets, byte for byte what JSON.stringify gives for the same rows (same field
+ * order, same escapes), so that Node forwards text instead of building objects.
+ */
+export interface UserPage {
+  /** `{"id":1,"name":…},{"id":2,…}`; empty when no user has a greater id. */
+  json: string;
+  /** The id of the page's last user; undefined when the page is empty. */
+  lastId: number | undefined;
+  /** Whether users with an id above lastId exist (when the page was read). */
+  more: boolean;
+}
+
 /** The email is already taken: the database's unique constraint said so. */
 export class DuplicateEmailError extends Error {
   override name = 'DuplicateEmailError';
@@ -35,8 +52,12 @@ export class DatabaseUnavailableError extends Error {
 export interface UserStore {
   /** Creates the table when absent; safe when several instances do it at once. */
   init(): Promise<void>;
-  /** Every user, ordered by id. */
-  list(): Promise<User[]>;
+  /**
+   * The users with an id above `after`, ordered by id, at most `limit` of them, as JSON text
+   * made by the database itself (see UserPage). One short query: a long list is read as a
+   * series of pages (list-stream.ts), each bounded in time and in memory.
+   */
+  page(after: number, limit: number): Promise<UserPage>;
   /** Stores the user; rejects with DuplicateEmailError when the email is taken. */
   create(user: NewUser): Promise<User>;
   /** True when `SELECT 1` answers within timeoutMs; never rejects, never takes much longer. */

@@ -1,3 +1,4 @@
+import { listAll } from './store-suite.js';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, DatabaseUnavailableError, type UserStore } from '../src/index.js';
@@ -44,7 +45,7 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
     const store = createPostgresStore(url);
     try {
       await store.init();
-      expect(await store.list()).toEqual([{ id: 1, name: 'Old', email: 'old@example.com', created_at: '2024-05-06T07:08:09.123Z' }]);
+      expect(await listAll(store)).toEqual([{ id: 1, name: 'Old', email: 'old@example.com', created_at: '2024-05-06T07:08:09.123Z' }]);
       expect((await store.create({ name: 'New', email: 'new@example.com' })).id).toBe(2);
     } finally {
       await store.close();
@@ -56,7 +57,7 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
     await sql(url, 'CREATE TABLE users (id integer PRIMARY KEY)'); // a table of the same name without our columns
     const store = createPostgresStore(url);
     try {
-      const error: unknown = await store.list().catch((e: unknown) => e);
+      const error: unknown = await listAll(store).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(pg.DatabaseError);
       expect(error).not.toBeInstanceOf(DatabaseUnavailableError);
       expect((error as pg.DatabaseError).code).toBe('42703'); // undefined column

@@ -26,7 +26,7 @@ describe('variant B app (in-process, fake store)', () => {
   it('answers 503 with a JSON error and logs the cause when the database is unavailable', async () => {
     const { logger, lines } = capturingLogger();
     const down = () => Promise.reject(new DatabaseUnavailableError(new Error('connect ECONNREFUSED 10.0.0.9:5432')));
-    const app = createDatabaseApp({ logger, store: fakeStore({ list: down, create: down }) });
+    const app = createDatabaseApp({ logger, store: fakeStore({ page: down, create: down }) });
     for (const request of [{ method: 'GET' as const, url: '/api/users' }, post({ name: 'A', email: 'a@b.c' })]) {
       const res = await app.inject(request);
       expect(res.statusCode).toBe(503);
@@ -41,7 +41,7 @@ describe('variant B app (in-process, fake store)', () => {
       logger: false,
       store: fakeStore({
         create: (user: NewUser) => Promise.reject(new DuplicateEmailError(user.email)),
-        list: () => Promise.reject(new Error('relation "users" does not exist')),
+        page: () => Promise.reject(new Error('relation "users" does not exist')),
       }),
     });
     const duplicate = await app.inject(post({ name: 'A', email: 'a@b.c' }));
