@@ -1,4 +1,4 @@
-import { createPostgresStore, type User } from '@svc/users';
+import { createPostgresStore, type User, type UserStore } from '@svc/users';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendContract } from '@svc/testing/contract/backend';
 import { commonContract } from '@svc/testing/contract/common';
@@ -39,16 +39,25 @@ describe.skipIf(postgres === undefined)('variant B as a real process on PostgreS
   describe('the backend of C on PostgreSQL', () => {
     const seeded: User[] = [];
     let backend: ServiceProcess;
+    let store: UserStore;
     beforeAll(async () => {
       const url = await postgres!.createDatabase();
-      const store = createPostgresStore(url);
+      store = createPostgresStore(url);
       seeded.push(await store.create({ name: 'John Doe', email: 'john@example.com' }));
-      await store.close();
       backend = await startService('backend', { DATABASE_URL: url });
     });
-    afterAll(() => backend.stop());
+    afterAll(async () => {
+      await store.close();
+      await backend.stop();
+    });
 
-    backendContract(() => backend.baseUrl, { users: seeded });
+    backendContract(() => backend.baseUrl, {
+      users: seeded,
+      ensureUsers: async (count) => {
+        while (seeded.length < count)
+          seeded.push(await store.create({ name: `Seeded ${seeded.length}`, email: `seeded${seeded.length}@example.com` }));
+      },
+    });
   });
 
   it('keeps the users when the process is stopped and started again', async () => {

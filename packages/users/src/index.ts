@@ -5,6 +5,7 @@ export { createSqliteStore } from './sqlite-store.js';
 export { createUserPlugin, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
 export { ListQuery, NewUserBody, User, UserList } from './schemas.js';
 export { STREAM_BATCH } from './list-stream.js';
+export { parseListQuery, type ListRequest } from './list-query.js';
 export { startUserStore } from './start-store.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user.js';
 export { MAX_PAGE_SIZE } from './user.js';

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { errorAnswer, HttpError, sendUnchecked } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { parseListQuery } from './list-query.js';
 import { STREAM_BATCH, streamList } from './list-stream.js';
 import { DatabaseStatus, ListQuery, NewUserBody, User, UserList } from './schemas.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserStore } from './user.js';
@@ -47,12 +48,15 @@ export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox 
       querystring: ListQuery,
       response: {
         200: UserList,
-        400: errorAnswer('`limit` or `after` is not an integer in its range', 'Invalid request: querystring/limit must be <= 1000'),
+        400: errorAnswer(
+          '`limit` or `after` is not an integer in its range',
+          'Invalid query parameter limit: expected an integer from 1 to 1000',
+        ),
         503: unavailable,
       },
     };
-    app.get('/api/users', { schema }, async (request, reply) => {
-      const { limit, after = 0 } = request.query;
+    app.get('/api/users', { schema, validatorCompiler: () => () => true }, async (request, reply) => {
+      const { limit, after } = parseListQuery(request.query);
       const page = await fromStore(() => store.page(after, limit ?? STREAM_BATCH));
       void reply.type('application/json; charset=utf-8');
       if (limit !== undefined && page.more) void reply.header('link', `</api/users?limit=${limit}&after=${page.lastId}>; rel="next"`);

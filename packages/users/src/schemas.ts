@@ -1,7 +1,7 @@
 /** Schemas of the user routes: one User schema for POST and list keeps their bytes identical. */
 import { IsoTimestamp } from '@svc/kit';
 import { Type, type Static } from 'typebox';
-import { MAX_PAGE_SIZE } from './user.js';
+import { MAX_ID, MAX_PAGE_SIZE } from './user.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './validate.js';
 
 const example = { id: 1, name: 'Ada Lovelace', email: 'ada@example.com', created_at: '2026-11-22T10:15:30.123Z' };
@@ -28,10 +28,10 @@ export const UserList = Type.Array(User, {
   },
 });
 
-/** PostgreSQL's integer: the largest id either database hands out here. */
-const MAX_ID = 2_147_483_647;
-
-/** Keyset pagination of the list; without `limit` the whole list comes, streamed. */
+/**
+ * Keyset pagination of the list; without `limit` the whole list comes, streamed. Documented
+ * here, checked by parseListQuery (strictly: a coercing validator would take 1e2 or 1e400).
+ */
 export const ListQuery = Type.Object({
   limit: Type.Optional(
     Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}; absent: every user` }),

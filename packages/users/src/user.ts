@@ -8,6 +8,9 @@ export interface NewUser {
   email: string;
 }
 
+/** PostgreSQL's integer: the largest id either database hands out here. */
+export const MAX_ID = 2_147_483_647;
+
 /** Most users one page (and one batch of a streamed list) holds. */
 export const MAX_PAGE_SIZE = 1000;
 

@@ -24,6 +24,12 @@ describe('variant C backend in-process on a SQLite file, listening on an ephemer
     database.remove();
   });
 
-  backendContract(() => baseUrl, { users: seeded });
+  backendContract(() => baseUrl, {
+    users: seeded,
+    ensureUsers: async (count) => {
+      while (seeded.length < count)
+        seeded.push(await database.store.create({ name: `Seeded ${seeded.length}`, email: `seeded${seeded.length}@example.com` }));
+    },
+  });
   commonContract(() => baseUrl);
 });

@@ -1,10 +1,13 @@
 import { documentedFetch } from './documented.js';
 import { expect, it } from 'vitest';
+import { paginationContract } from './pagination.js';
 import { fetchUserList, type ListedUser } from './users.js';
 
 export interface BackendExpectations {
   /** The exact list, when the test seeded the database; otherwise only the shape is checked. */
   users?: ListedUser[];
+  /** Adds users beside the backend (it has no create) until the list holds `count`; pagination is checked when given. */
+  ensureUsers?: (count: number) => Promise<void>;
 }
 
 /** Backend of variant C (spec 4.3) against any base URL. */
@@ -30,4 +33,6 @@ export function backendContract(baseUrl: () => string, expected: BackendExpectat
     expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
     expect(await res.json()).toEqual({ error: 'Method POST is not allowed on /api/users' });
   });
+
+  if (expected.ensureUsers !== undefined) paginationContract(baseUrl, expected.ensureUsers);
 }

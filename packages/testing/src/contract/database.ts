@@ -1,5 +1,6 @@
 import { documentedFetch } from './documented.js';
 import { describe, expect, it } from 'vitest';
+import { paginationContract } from './pagination.js';
 import { fetchUserList, uniqueEmail, type ListedUser } from './users.js';
 
 export interface DatabaseExpectations {
@@ -28,6 +29,11 @@ const required = 'Name and email are required';
  * run creates users with fresh emails and looks for them in the list.
  */
 export function databaseContract(baseUrl: () => string, expected: DatabaseExpectations = {}): void {
+  paginationContract(baseUrl, async (count) => {
+    const { users } = await fetchUserList(baseUrl());
+    for (let i = users.length; i < count; i += 1)
+      expect((await post(baseUrl(), { name: `Page ${i}`, email: uniqueEmail('page') })).status).toBe(201);
+  });
   it('GET / greets with the original message and the current time', async () => {
     const res = await documentedFetch(`${baseUrl()}/`);
     expect(res.status).toBe(200);
