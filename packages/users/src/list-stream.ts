@@ -14,9 +14,9 @@ export const STREAM_BATCH = 1000;
  * stays open however slowly the client reads. The next page is read while this one is being
  * written; the stream waits for the client before asking for the one after (backpressure).
  * When a page fails the stream fails before `]`, and the response is cut, never a shorter
- * valid array. A client that goes away stops the reading.
+ * valid array, and onCut is told why. A client that goes away stops the reading.
  */
-export function streamList(store: UserStore, first: UserPage): Readable {
+export function streamList(store: UserStore, first: UserPage, onCut: (error: unknown, lastId: number | undefined) => void): Readable {
   async function* pages(): AsyncGenerator<string> {
     let page = first;
     let text = `[${page.json}`;
@@ -26,9 +26,15 @@ export function streamList(store: UserStore, first: UserPage): Readable {
       next?.catch(() => undefined);
       yield text;
       if (next === undefined) break;
-      page = await next;
+      try {
+        page = await next;
+      } catch (error) {
+        // Fastify cuts the response on a stream error but logs it only with request logging on.
+        onCut(error, page.lastId);
+        throw error;
+      }
+      if (page.json === '') break; // possible only if the users after lastId were deleted meanwhile
       text = `,${page.json}`;
-      if (page.json === '') break; // the users after lastId were there a moment ago; none now is possible only if deleted
     }
     yield ']';
   }

@@ -63,7 +63,12 @@ export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox 
       // The body is JSON text written by the database (UserPage), a list of User by construction.
       if (limit !== undefined || !page.more) sendUnchecked(reply, `[${page.json}]`);
       // HEAD gets the streamed answer's headers without reading the rest of the table.
-      else sendUnchecked(reply, request.method === 'HEAD' ? Readable.from([]) : streamList(store, page));
+      else if (request.method === 'HEAD') sendUnchecked(reply, Readable.from([]));
+      else {
+        const cut = (error: unknown, lastId: number | undefined): void =>
+          request.log.error({ err: error, lastId }, 'user list cut short: the database failed while it was being sent');
+        sendUnchecked(reply, streamList(store, page, cut));
+      }
       return reply;
     });
     done();

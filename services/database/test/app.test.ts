@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { Writable } from 'node:stream';
 import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@svc/users';
 import { pino } from 'pino';
@@ -77,5 +78,76 @@ describe('variant B app (in-process, fake store)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ status: 'healthy', database: 'disconnected' });
     await app.close();
+  });
+
+  describe('a list longer than one batch', () => {
+    const user = (id: number): string =>
+      JSON.stringify({ id, name: `U${id}`, email: `u${id}@x.io`, created_at: '2026-01-02T03:04:05.678Z' });
+    /** Pages of one user each, up to `count`; the page after `failAfter` fails. */
+    const pagedStore = (count: number, failAfter = Infinity) =>
+      fakeStore({
+        page: async (after) => {
+          if (after >= failAfter) throw new DatabaseUnavailableError(new Error('Connection terminated unexpectedly'));
+          const id = after + 1;
+          return { json: user(id), lastId: id, more: id < count };
+        },
+      });
+    const get = (url: string, path: string): Promise<{ status: number; body: string; error?: Error }> =>
+      new Promise((resolve, reject) => {
+        request(`${url}${path}`, (res) => {
+          let body = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+          res.on('error', (error) => resolve({ status: res.statusCode!, body, error }));
+        })
+          .on('error', reject)
+          .end();
+      });
+
+    it('streams every batch as one JSON array', async () => {
+      const app = createDatabaseApp({ logger: false, store: pagedStore(3) });
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const res = await get(url, '/api/users');
+      expect(res).toEqual({ status: 200, body: `[${user(1)},${user(2)},${user(3)}]` });
+      await app.close();
+    });
+
+    it('cuts the response when a later batch fails, never ending it as a shorter array, and logs the cause', async () => {
+      const { logger, lines } = capturingLogger();
+      const app = createDatabaseApp({ logger, store: pagedStore(5, 2) });
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const res = await get(url, '/api/users');
+      expect(res.status).toBe(200);
+      expect(res.error).toBeDefined();
+      expect(res.body).toBe(`[${user(1)},${user(2)}`);
+      const cut = lines().find((line) => line.msg === 'user list cut short: the database failed while it was being sent');
+      expect(cut).toMatchObject({ level: 50, lastId: 2 });
+      expect(JSON.stringify(cut)).toContain('Connection terminated unexpectedly');
+      await app.close();
+    });
+
+    it('answers 503 JSON when the first batch fails: nothing was sent yet', async () => {
+      const app = createDatabaseApp({ logger: false, store: pagedStore(5, 0) });
+      const res = await app.inject({ method: 'GET', url: '/api/users' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual({ error: 'Database unavailable; try again later' });
+      await app.close();
+    });
+
+    it('answers HEAD without reading past the first batch', async () => {
+      const pages: number[] = [];
+      const store = pagedStore(1000);
+      const page = store.page;
+      store.page = (after, limit) => {
+        pages.push(after);
+        return page(after, limit);
+      };
+      const app = createDatabaseApp({ logger: false, store });
+      const res = await app.inject({ method: 'HEAD', url: '/api/users' });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(pages).toEqual([0]);
+      await app.close();
+    });
   });
 });
