@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
 import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
+import { countListedUsers } from '@svc/testing/many-users';
 import { docker, waitForHttp } from './support/docker.js';
 import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 
@@ -70,6 +71,24 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
   it('logs web shows the start-up line', async () => {
     expect(await stack.run(['logs', '--no-color', 'web'])).toContain(`"msg":"${startedLine('database', services.database.port)}"`);
   });
+
+  it('lists a million users from a web container held to 512 MB: all of them, no OOM kill, no restart', async () => {
+    const web = await stack.container('web');
+    await docker(['update', '--memory', '512m', '--memory-swap', '512m', web]);
+    const psql = (sql: string): Promise<string> =>
+      stack.run(['exec', '-T', 'db', 'psql', '-U', 'tester', '-d', 'flaskapp', '-tAc', sql], 120_000);
+    await psql(`INSERT INTO users (name, email) SELECT 'Bulk ' || i, 'bulk' || i || '@example.com' FROM generate_series(1, 1000000) i`);
+    const total = Number(await psql('SELECT count(*) FROM users'));
+    expect(total).toBeGreaterThan(1_000_000);
+    const listed = await countListedUsers(`${url}/api/users`);
+    expect(listed).toMatchObject({ status: 200, users: total, complete: true });
+    const state = (await docker(['inspect', '--format', '{{.State.OOMKilled}} {{.RestartCount}} {{.HostConfig.Memory}}', web])).toString();
+    expect(state.trim()).toBe(`false 0 ${512 * 1024 * 1024}`);
+    const peak = await docker(['exec', web, 'cat', '/sys/fs/cgroup/memory.peak']).catch(() => undefined);
+    console.log(
+      `database stack: ${total} users, ${(listed.bytes / 1e6).toFixed(0)} MB listed; web container memory peak ${peak === undefined ? 'not readable' : `${(Number(peak.toString()) / 2 ** 20).toFixed(0)} MiB`}`,
+    );
+  }, 180_000);
 
   it('down -v removes the containers, the network and both volumes', async () => {
     await stack.run(['down', '-v']);
