@@ -88,7 +88,9 @@ describe('the frontend of C when the backend fails', () => {
 
   it('recovers once the backend answers again', async () => {
     let healthy = false;
-    const { url, server } = await fakeBackend((res) => (healthy ? res.end('[{"id":1}]') : res.writeHead(502).end()));
+    const { url, server } = await fakeBackend((res) =>
+      healthy ? res.writeHead(200, { 'content-type': 'application/json' }).end('[{"id":1}]') : res.writeHead(502).end(),
+    );
     cleanups.push(async () => server.close());
     const frontend = await frontendFor(url);
     expect((await fetch(`${frontend.baseUrl}/api/users`)).status).toBe(500);

@@ -4,7 +4,11 @@ import { services } from '@svc/manifest';
 export interface FrontendConfig extends ServiceConfig {
   /** BACKEND_URL: where the users come from (spec 4.3: host `backend`, port 5000). */
   backendUrl: URL;
-  /** BACKEND_TIMEOUT_MS: bound on one backend call, from connecting to the last byte. */
+  /**
+   * BACKEND_TIMEOUT_MS: longest wait to connect to the backend, for its response headers and for
+   * each next chunk of its body; not a bound on the whole response, which streams as long as it
+   * keeps coming.
+   */
   backendTimeoutMs: number;
 }
 

@@ -2,29 +2,47 @@ import { describe, expect, it } from 'vitest';
 import { createFrontendApp } from '../src/app.js';
 import type { BackendClient } from '../src/backend-client.js';
 
-function backend(fetchUsers: () => Promise<string>): BackendClient & { closed: boolean } {
-  const client = { closed: false, fetchUsers, close: async () => void (client.closed = true) };
+/** A backend client the app never gets to call. */
+function unusedBackend(): BackendClient & { closed: boolean } {
+  const client = {
+    closed: false,
+    fetchUsers: () => Promise.reject(new Error('not called')),
+    close: async () => void (client.closed = true),
+  };
   return client;
 }
 
-describe('variant C frontend app (in-process, fake backend client)', () => {
-  it("sends the backend's JSON text as it came", async () => {
-    const text = '[{"id":1,"name":"A","email":"a@b.c","created_at":"2026-01-02T03:04:05.678Z"}]';
-    const client = backend(async () => text);
-    const app = createFrontendApp({ logger: false, backend: client });
-    const res = await app.inject({ method: 'GET', url: '/api/users' });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(res.body).toBe(text);
+interface Operation {
+  parameters?: { in: string; name: string; schema: { minimum?: number; maximum?: number } }[];
+  responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: { type?: string } }> }>;
+}
+
+describe('variant C frontend app (in-process)', () => {
+  it('closes its backend client when it closes', async () => {
+    const backend = unusedBackend();
+    const app = createFrontendApp({ logger: false, backend });
+    await app.ready();
     await app.close();
-    expect(client.closed).toBe(true);
+    expect(backend.closed).toBe(true);
   });
 
-  it('answers 500 with the original message when the backend call fails', async () => {
-    const app = createFrontendApp({ logger: false, backend: backend(() => Promise.reject(new Error('connect ECONNREFUSED'))) });
-    const res = await app.inject({ method: 'GET', url: '/api/users' });
-    expect(res.statusCode).toBe(500);
-    expect(res.json()).toEqual({ error: 'Failed to fetch users' });
+  it('documents GET /api/users with the query and answers of the backend list: limit, after, a list with its Link', async () => {
+    const app = createFrontendApp({ logger: false, backend: unusedBackend() });
+    await app.ready();
+    const operation = (app.swagger() as unknown as { paths: Record<string, Record<string, Operation>> }).paths['/api/users']?.get;
+    const query = Object.fromEntries((operation?.parameters ?? []).filter((p) => p.in === 'query').map((p) => [p.name, p.schema]));
+    expect(query).toMatchObject({ limit: { minimum: 1, maximum: 1000 }, after: { minimum: 0, maximum: 2147483647 } });
+    expect(operation?.responses['200']?.content?.['application/json']?.schema.type).toBe('array');
+    expect(operation?.responses['200']?.headers).toHaveProperty('link');
+    expect(Object.keys(operation?.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '500']));
+    await app.close();
+  });
+
+  it('answers a bad query with the backend 400 without calling it', async () => {
+    const app = createFrontendApp({ logger: false, backend: unusedBackend() });
+    const res = await app.inject({ method: 'GET', url: '/api/users?limit=1001' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'Invalid query parameter limit: expected an integer from 1 to 1000' });
     await app.close();
   });
 });

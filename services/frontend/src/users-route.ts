@@ -1,0 +1,63 @@
+import { errorAnswer, sendUnchecked } from '@svc/kit';
+import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
+import { ListQuery, parseListQuery, UserList } from '@svc/users';
+import type { BackendClient, UsersAnswer } from './backend-client.js';
+
+const badQuery = errorAnswer(
+  '`limit` or `after` is not an integer in its range',
+  'Invalid query parameter limit: expected an integer from 1 to 1000',
+);
+const fetchFailed = errorAnswer(
+  'The backend failed before its body began: refused, no answer in time, non-2xx, or not JSON',
+  'Failed to fetch users',
+);
+
+/**
+ * GET /api/users: the backend's list, streamed through as it comes, byte for byte, with its
+ * content type and its Link to the next page, nothing else of its headers.
+ */
+export function usersRoute(backend: BackendClient): FastifyPluginCallbackTypebox {
+  return (app, _options, done) => {
+    const schema = {
+      summary: "The backend's user list, or one page of it",
+      description:
+        "The backend's answer streamed through: without `limit` every user, with `limit` one page and the backend's `Link` " +
+        'to the next. When the backend fails after the first bytes, the response is cut, so it never parses as a shorter list.',
+      tags: ['users'],
+      querystring: ListQuery,
+      response: { 200: UserList, 400: badQuery, 500: fetchFailed },
+    };
+    // ListQuery documents; parseListQuery checks, as the backend does, so a bad value gets the
+    // backend's own 400 from here, without a backend call.
+    app.get('/api/users', { schema, validatorCompiler: () => () => true }, async (request, reply) => {
+      const { limit, after } = parseListQuery(request.query);
+      // The response closes when it is sent or when the client goes away; either way the backend call is over.
+      const clientGone = new AbortController();
+      reply.raw.once('close', () => clientGone.abort());
+      let users: UsersAnswer;
+      try {
+        users = await backend.fetchUsers({
+          method: request.method === 'HEAD' ? 'HEAD' : 'GET',
+          limit,
+          after: request.query.after === undefined ? undefined : after,
+          signal: clientGone.signal,
+        });
+      } catch (error) {
+        if (clientGone.signal.aborted) request.log.debug('the client went away before the backend answered');
+        else request.log.error({ err: error }, 'could not fetch users from the backend');
+        return reply.code(500).send({ error: 'Failed to fetch users' });
+      }
+      // Before the body can fail unheard: fetchUsers resolved in this same run of microtasks.
+      users.body.once('error', (error) => {
+        // Fastify destroys the response, so the client sees a cut chunked body, never a shorter list.
+        if (!clientGone.signal.aborted) request.log.error({ err: error }, 'the backend failed mid-body: the response is cut');
+      });
+      void reply.header('content-type', users.contentType);
+      if (users.link !== undefined) void reply.header('link', users.link);
+      // A list of users only as far as the backend says so (a 2xx JSON answer of its list route).
+      sendUnchecked(reply, users.body);
+      return reply;
+    });
+    done();
+  };
+}
