@@ -32,6 +32,12 @@ describe('variant C frontend in-process, in front of an in-process backend on a 
   frontendContract(
     () => frontendUrl,
     () => backendUrl,
+    {
+      ensureUsers: async (count) => {
+        while (seeded.length < count)
+          seeded.push(await database.store.create({ name: `Seeded ${seeded.length}`, email: `seeded${seeded.length}@example.com` }));
+      },
+    },
   );
   commonContract(() => frontendUrl);
 
