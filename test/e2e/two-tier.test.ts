@@ -1,36 +1,48 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStore, type User } from '@svc/users';
+import { createSqliteStore, type User, type UserStore } from '@svc/users';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendContract } from '@svc/testing/contract/backend';
 import { commonContract } from '@svc/testing/contract/common';
 import { frontendContract } from '@svc/testing/contract/frontend';
+import { nextLink } from '@svc/testing/contract/pagination';
+import type { ListedUser } from '@svc/testing/contract/users';
+import { addUsersToPostgres, addUsersToSqlite, countListedUsers } from '@svc/testing/many-users';
+import { usePostgres } from '@svc/testing/postgres';
 import { startService, type ServiceProcess } from '@svc/testing/service-process';
+
+const postgres = await usePostgres();
+afterAll(() => postgres?.destroy());
 
 describe('variant C as real processes: backend on SQLite, frontend pointed at it', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-c-'));
   const seeded: User[] = [];
+  let store: UserStore;
   let backend: ServiceProcess;
   let frontend: ServiceProcess;
+  // The backend has no create operation: users are written beside it, as another service would.
+  const ensureUsers = async (count: number): Promise<void> => {
+    while (seeded.length < count)
+      seeded.push(await store.create({ name: `Seeded ${seeded.length}`, email: `seeded${seeded.length}@example.com` }));
+  };
 
   beforeAll(async () => {
-    // The backend has no create operation: users are written beside it, as another service would.
-    const store = createSqliteStore(dataDir);
+    store = createSqliteStore(dataDir);
     seeded.push(await store.create({ name: 'John Doe', email: 'john@example.com' }));
     seeded.push(await store.create({ name: 'Jane Smith', email: 'jane@example.com' }));
-    await store.close();
     backend = await startService('backend', { DATA_DIR: dataDir, FLASK_ENV: 'production' });
     frontend = await startService('frontend', { BACKEND_URL: backend.baseUrl });
   });
   afterAll(async () => {
     await frontend.stop();
     await backend.stop();
+    await store.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   describe('backend', () => {
-    backendContract(() => backend.baseUrl, { users: seeded });
+    backendContract(() => backend.baseUrl, { users: seeded, ensureUsers });
     commonContract(() => backend.baseUrl);
   });
 
@@ -38,6 +50,7 @@ describe('variant C as real processes: backend on SQLite, frontend pointed at it
     frontendContract(
       () => frontend.baseUrl,
       () => backend.baseUrl,
+      { ensureUsers },
     );
     commonContract(() => frontend.baseUrl);
 
@@ -76,4 +89,116 @@ describe('variant C when the backend process stops and comes back', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+});
+
+/** More than the 16 MiB (about 150,000 users) the frontend once buffered at most: 21 MB of JSON. */
+const MANY = 200_000;
+
+/** The process's peak resident memory (VmHWM), in MB. */
+const peakRssMb = (pid: number): number => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+const strictlyIncreasing = (ids: number[]): boolean => ids.every((id, i) => i === 0 || id > ids[i - 1]!);
+
+interface Database {
+  name: string;
+  /** A fresh database holding `count` users, and the environment that points the backend at it. */
+  withUsers: (count: number) => Promise<NodeJS.ProcessEnv>;
+}
+
+const sqlite: Database = {
+  name: 'SQLite',
+  withUsers: async (count) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-c-size-'));
+    afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+    await addUsersToSqlite(dataDir, count);
+    return { DATA_DIR: dataDir };
+  },
+};
+const databases: Database[] = [
+  sqlite,
+  ...(postgres === undefined
+    ? []
+    : [
+        {
+          name: 'PostgreSQL',
+          withUsers: async (count: number) => {
+            const url = await postgres.createDatabase();
+            await addUsersToPostgres(url, count);
+            return { DATABASE_URL: url };
+          },
+        },
+      ]),
+];
+
+describe.each(databases)('variant C at real size, the backend on $name', ({ withUsers }) => {
+  let backend: ServiceProcess;
+  let frontend: ServiceProcess;
+  beforeAll(async () => {
+    backend = await startService('backend', await withUsers(MANY));
+    frontend = await startService('frontend', { BACKEND_URL: backend.baseUrl });
+  }, 60_000);
+  afterAll(async () => {
+    await frontend?.stop();
+    await backend?.stop();
+  });
+
+  it(`lists ${MANY} users through the frontend: one valid JSON array, ids strictly increasing, the backend's bytes`, async () => {
+    const res = await fetch(`${frontend.baseUrl}/api/users`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const text = await res.text();
+    const users = JSON.parse(text) as ListedUser[];
+    expect(users).toHaveLength(MANY);
+    expect(users[0]).toMatchObject({ id: 1, name: 'User 1', email: 'user1@example.com' });
+    expect(strictlyIncreasing(users.map((user) => user.id))).toBe(true);
+    expect(text).toBe(await (await fetch(`${backend.baseUrl}/api/users`)).text());
+    console.log(
+      `${MANY} users through the frontend: ${(text.length / 1e6).toFixed(0)} MB; frontend peak RSS ${peakRssMb(frontend.pid).toFixed(0)} MB`,
+    );
+  }, 60_000);
+
+  it('walks every page through the frontend by its Link headers, to the end', async () => {
+    const ids: number[] = [];
+    let pages = 0;
+    for (let path: string | undefined = '/api/users?limit=1000'; path !== undefined; pages += 1) {
+      const res = await fetch(`${frontend.baseUrl}${path}`);
+      expect(res.status).toBe(200);
+      ids.push(...((await res.json()) as ListedUser[]).map((user) => user.id));
+      path = nextLink(res);
+      if (path !== undefined) expect(path).toBe(`/api/users?limit=1000&after=${ids.at(-1)}`);
+    }
+    expect(pages).toBe(MANY / 1000);
+    expect(ids).toHaveLength(MANY);
+    expect(strictlyIncreasing(ids)).toBe(true);
+  }, 60_000);
+});
+
+describe('variant C at real size: a million users through the frontend in flat memory', () => {
+  const MILLION = 1_000_000;
+  let backend: ServiceProcess;
+  let frontend: ServiceProcess;
+  beforeAll(async () => {
+    backend = await startService('backend', await sqlite.withUsers(MILLION));
+    // A 64 MB heap (the frontend needs about 18 MB): a million users' 108 MB of JSON could not be held.
+    frontend = await startService('frontend', { BACKEND_URL: backend.baseUrl, NODE_OPTIONS: '--max-old-space-size=64' });
+  }, 120_000);
+  afterAll(async () => {
+    await frontend?.stop();
+    await backend?.stop();
+  });
+
+  it('streams them all, a complete array, and the frontend peak memory does not grow with the list', async () => {
+    // A first, shorter list (21 MB) grows the heap to its working size (new space, compiled code).
+    expect(await countListedUsers(`${frontend.baseUrl}/api/users?after=${MILLION - MANY}`)).toMatchObject({ users: MANY, complete: true });
+    const before = peakRssMb(frontend.pid);
+    const listed = await countListedUsers(`${frontend.baseUrl}/api/users`);
+    expect(listed).toMatchObject({ status: 200, users: MILLION, complete: true });
+    expect(listed.headers['transfer-encoding']).toBe('chunked');
+    const growth = peakRssMb(frontend.pid) - before;
+    console.log(
+      `${MILLION} users: ${(listed.bytes / 1e6).toFixed(0)} MB through the frontend; its peak RSS ${before.toFixed(0)} MB, then +${growth.toFixed(0)} MB`,
+    );
+    // Five times the list's length, a fifth of its size at most: what it holds does not scale with the list.
+    expect(growth).toBeLessThan(listed.bytes / 1e6 / 5);
+  }, 120_000);
 });
