@@ -40,10 +40,11 @@ function swap(config: string, from: string, to: string): string {
  * runs without root and without touching /var.
  */
 export function deriveNginxConfig(config: string, dir: string, port: number, options: NginxOptions): string {
-  let derived = swap(config, 'server web:3000;', `server 127.0.0.1:${options.upstreamPort};`);
+  // An address needs no resolver: Docker's DNS (127.0.0.11) is not there outside a container.
+  let derived = swap(config, 'set $upstream web:3000;', `set $upstream 127.0.0.1:${options.upstreamPort};`);
   derived = swap(derived, 'listen 80;', `listen 127.0.0.1:${port};`);
   if (options.upstreamTimeout !== undefined) {
-    derived = swap(derived, 'proxy_connect_timeout 60s;', `proxy_connect_timeout ${options.upstreamTimeout};`);
+    derived = swap(derived, 'proxy_connect_timeout 2s;', `proxy_connect_timeout ${options.upstreamTimeout};`);
     derived = swap(derived, 'proxy_read_timeout 60s;', `proxy_read_timeout ${options.upstreamTimeout};`);
   }
   const paths = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `    ${kind}_temp_path ${join(dir, kind)};`);

@@ -9,6 +9,11 @@ const MiB = 1024 * 1024;
 export interface ProxyContractOptions {
   baseUrl: () => string;
   upstream: () => EchoUpstream;
+  /**
+   * Whether the proxy keeps upstream connections alive (default true). nginx 1.22 does not while
+   * it re-resolves `web` (a variable in proxy_pass): a connection per request is what that costs.
+   */
+  upstreamKeepAlive?: boolean;
 }
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -31,7 +36,7 @@ async function echoedRaw(baseUrl: string, head: string): Promise<EchoedRequest> 
  * with deploy/nginx/nginx.conf both run it. For the 504 check the proxy needs a short
  * upstream timeout: 2 s, long enough that a loaded machine never times out a normal answer.
  */
-export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void {
+export function proxyContract({ baseUrl, upstream, upstreamKeepAlive = true }: ProxyContractOptions): void {
   it('forwards the path and the query string exactly', async () => {
     const got = await echoed(baseUrl(), { path: '/some/deep/path?b=2&a=one%20two&a=3' });
     expect(got.url).toBe('/some/deep/path?b=2&a=one%20two&a=3');
@@ -140,10 +145,11 @@ export function proxyContract({ baseUrl, upstream }: ProxyContractOptions): void
     expect(res.body.equals(downloadBody(MiB))).toBe(true);
   });
 
-  it('reuses kept-alive upstream connections', async () => {
+  it(upstreamKeepAlive ? 'reuses kept-alive upstream connections' : 'opens one upstream connection per request', async () => {
     const before = upstream().connections;
     for (let i = 0; i < 10; i += 1) await echoed(baseUrl(), { path: `/ka/${i}` });
-    expect(upstream().connections - before).toBeLessThanOrEqual(1);
+    if (upstreamKeepAlive) expect(upstream().connections - before).toBeLessThanOrEqual(1);
+    else expect(upstream().connections - before).toBe(10);
   });
 
   proxyErrorContract({ baseUrl, upstream });
