@@ -13,7 +13,11 @@ import { usePostgres } from '@svc/testing/postgres';
 import { startService, type ServiceProcess } from '@svc/testing/service-process';
 
 const postgres = await usePostgres();
-afterAll(() => postgres?.destroy());
+const dataDirs: string[] = [];
+afterAll(async () => {
+  await postgres?.destroy();
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('variant C as real processes: backend on SQLite, frontend pointed at it', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-c-'));
@@ -109,7 +113,7 @@ const sqlite: Database = {
   name: 'SQLite',
   withUsers: async (count) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-c-size-'));
-    afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+    dataDirs.push(dataDir);
     await addUsersToSqlite(dataDir, count);
     return { DATA_DIR: dataDir };
   },
