@@ -47,7 +47,7 @@ export function usersRoute(backend: BackendClient): FastifyPluginCallbackTypebox
         else request.log.error({ err: error }, 'could not fetch users from the backend');
         return reply.code(500).send({ error: 'Failed to fetch users' });
       }
-      // Before the body can fail unheard: fetchUsers resolved in this same run of microtasks.
+      // Heard from the start: fetchUsers resolved in this same run of microtasks, before any socket event.
       users.body.once('error', (error) => {
         // Fastify destroys the response, so the client sees a cut chunked body, never a shorter list.
         if (!clientGone.signal.aborted) request.log.error({ err: error }, 'the backend failed mid-body: the response is cut');
