@@ -1,6 +1,6 @@
 import { errorAnswer, sendUnchecked } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { ListQuery, parseListQuery, UserList } from '@svc/users';
+import { ListQuery, parseListQuery, UserList } from '@svc/users/list-api';
 import type { BackendClient, UsersAnswer } from './backend-client.js';
 
 const badQuery = errorAnswer(
