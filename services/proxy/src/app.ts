@@ -2,11 +2,12 @@ import { METHODS } from 'node:http';
 import { createServer, errorAnswer, notInDocument, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { ResponseRelay } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { upstreamRequestBody } from './request-body.js';
 import { absoluteFormTarget } from './request-target.js';
+import { lookupAll, UpstreamAddresses, type Resolve } from './upstream-addresses.js';
 
 export interface ProxyAppOptions {
   logger: Logger | false;
@@ -18,6 +19,12 @@ export interface ProxyAppOptions {
   upstreamTimeoutMs: number;
   /** Largest request body, in bytes; default 1 MiB like nginx's client_max_body_size. */
   bodyLimit?: number;
+  /** How often the upstream's host name is resolved again; default 1000 ms (UPSTREAM_RESOLVE_MS). */
+  resolveIntervalMs?: number;
+  /** The resolver of the upstream's host name; default getaddrinfo (dns.lookup, every address). */
+  resolve?: Resolve;
+  /** How long an address that failed to connect is passed over; default 10 s, nginx's fail_timeout. */
+  skipFailedMs?: number;
 }
 
 const MiB = 1024 * 1024;
@@ -37,12 +44,16 @@ const forwardSchema = {
 /** Idle upstream connections are kept this long: nginx's upstream keepalive_timeout, and
  * below the services' 72 s, so that we close first and never reuse a closing socket. */
 const UPSTREAM_IDLE_MS = 60_000;
+/** nginx's default fail_timeout (with max_fails=1): an address that failed to connect rests this long. */
+const SKIP_FAILED_MS = 10_000;
 
 /**
  * The reverse proxy of spec 4.4: every method and path to one upstream, bodies streamed
  * both ways, Host / X-Real-IP / X-Forwarded-For set as nginx sets them, connections to the
  * upstream kept alive, and the same JSON errors (400, 413, 502, 504) as deploy/nginx/nginx.conf.
  * Transparent: no CORS or 404/405 of its own, the upstream answers those.
+ * The upstream's host name is followed as it resolves over time, requests spread over all its
+ * addresses, and one that fails to connect is retried on another (see UpstreamAddresses, ResponseRelay).
  */
 export function createProxyApp(options: ProxyAppOptions): App {
   const bodyLimit = options.bodyLimit ?? MiB;
@@ -55,20 +66,30 @@ export function createProxyApp(options: ProxyAppOptions): App {
     serveApiDocument: false,
     api: { title: 'proxy', description: services.proxy.summary },
   });
-  const pool = new Pool(options.upstream.origin, {
-    // One request in flight per client connection at most, so this never queues.
-    connections: options.maxConnections,
-    connect: { timeout: options.upstreamTimeoutMs },
-    headersTimeout: options.upstreamTimeoutMs,
-    bodyTimeout: options.upstreamTimeoutMs,
-    keepAliveTimeout: UPSTREAM_IDLE_MS,
-    keepAliveMaxTimeout: UPSTREAM_IDLE_MS,
+  const upstream = new UpstreamAddresses({
+    upstream: options.upstream,
+    // A pool per address: the Host header is the client's ($host), never the address.
+    pool: {
+      // One request in flight per client connection at most, so this never queues.
+      connections: options.maxConnections,
+      connect: { timeout: options.upstreamTimeoutMs },
+      headersTimeout: options.upstreamTimeoutMs,
+      bodyTimeout: options.upstreamTimeoutMs,
+      keepAliveTimeout: UPSTREAM_IDLE_MS,
+      keepAliveMaxTimeout: UPSTREAM_IDLE_MS,
+    },
+    resolve: options.resolve ?? lookupAll,
+    resolveIntervalMs: options.resolveIntervalMs ?? 1000,
+    skipMs: options.skipFailedMs ?? SKIP_FAILED_MS,
+    log: app.log,
   });
   // Node closes a connection over the cap unanswered; say so, as nginx logs that its
   // worker_connections are not enough.
   app.server.on('drop', () => app.log.warn(`connection closed unanswered: ${options.maxConnections} already open (MAX_CONNECTIONS)`));
+  // The first answer is in before the server listens (a failure is logged and resolving goes on).
+  app.addHook('onReady', async () => upstream.start());
   // Runs after the server stopped taking requests; close() lets in-flight ones finish.
-  app.addHook('onClose', async () => pool.close());
+  app.addHook('onClose', async () => upstream.close());
 
   // Bodies are passed on as streams, never parsed: any content type is accepted as is.
   app.removeAllContentTypeParsers();
@@ -80,15 +101,12 @@ export function createProxyApp(options: ProxyAppOptions): App {
     const raw = request.raw;
     const url = raw.url ?? '/';
     const target = url.startsWith('/') ? undefined : absoluteFormTarget(url);
-    pool.dispatch(
-      {
-        method: raw.method as Dispatcher.HttpMethod,
-        path: target?.path ?? url,
-        headers: upstreamRequestHeaders(raw.headers, target?.host ?? raw.headers.host, raw.socket.remoteAddress ?? ''),
-        body: upstreamRequestBody(raw, bodyLimit),
-      },
-      new ResponseRelay(reply),
-    );
+    new ResponseRelay(reply, upstream, {
+      method: raw.method as Dispatcher.HttpMethod,
+      path: target?.path ?? url,
+      headers: upstreamRequestHeaders(raw.headers, target?.host ?? raw.headers.host, raw.socket.remoteAddress ?? ''),
+      body: upstreamRequestBody(raw, bodyLimit),
+    }).start();
   }
 
   // Node parses more methods than Fastify routes by default (WebDAV, PURGE, ...), and nginx

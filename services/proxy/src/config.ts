@@ -5,12 +5,17 @@ export interface ProxyConfig extends ServiceConfig {
   upstream: URL;
   maxConnections: number;
   upstreamTimeoutMs: number;
+  upstreamResolveMs: number;
 }
 
 /**
  * UPSTREAM_URL (default http://web:3000, the spec's `web` on port 3000), MAX_CONNECTIONS
- * (default 1024, nginx's worker_connections) and UPSTREAM_TIMEOUT_MS (default 60000,
- * nginx's proxy_connect_timeout and proxy_read_timeout).
+ * (default 1024, nginx's worker_connections), UPSTREAM_TIMEOUT_MS (default 60000,
+ * nginx's proxy_connect_timeout and proxy_read_timeout) and UPSTREAM_RESOLVE_MS (default 1000,
+ * from 100 to 3600000: how often the upstream's host name is resolved again, as nginx's
+ * `resolver ... valid=`, so that `--scale web=3` replicas get traffic and a recreated `web` is
+ * found within about that long; a failed resolution keeps the last addresses; an IP address
+ * or `localhost` is never resolved).
  */
 export function readConfig(env: Env): ProxyConfig {
   const common = readServiceConfig(env, services.proxy);
@@ -26,5 +31,6 @@ export function readConfig(env: Env): ProxyConfig {
     upstream,
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
     upstreamTimeoutMs: readInt(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
+    upstreamResolveMs: readInt(env, 'UPSTREAM_RESOLVE_MS', 1000, 100, 3_600_000),
   };
 }

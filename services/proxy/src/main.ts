@@ -11,6 +11,7 @@ await runService(services.proxy, {
       upstream: config.upstream,
       maxConnections: config.maxConnections,
       upstreamTimeoutMs: config.upstreamTimeoutMs,
+      resolveIntervalMs: config.upstreamResolveMs,
     }),
   }),
 });

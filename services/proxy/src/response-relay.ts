@@ -1,9 +1,17 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { clientResponseHeaders } from './headers.js';
 import { discardRequestBody } from './request-body.js';
-import { upstreamFailure } from './upstream-error.js';
+import type { UpstreamAddress, UpstreamAddresses } from './upstream-addresses.js';
+import { isConnectionLost, isUnreachable, upstreamFailure } from './upstream-error.js';
+
+/** RFC 9110's idempotent methods: sending one twice does no more than sending it once. */
+const idempotent = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+
+/** What goes to the upstream; the same object for every attempt. */
+export type UpstreamRequest = Dispatcher.DispatchOptions & { body: Readable | undefined };
 
 /**
  * Writes the upstream's response straight onto the client's, chunk by chunk, with
@@ -12,14 +20,45 @@ import { upstreamFailure } from './upstream-error.js';
  * dispatch controller ends the upstream request when the client goes away, as nginx does.
  * When the upstream fails before the response began, the client gets a JSON error (502,
  * 504, or 413 from the body limit); after that, the only honest signal is a cut connection.
+ *
+ * Before that JSON error, the request goes to another address of the upstream (nginx's
+ * `proxy_next_upstream error timeout`) when that cannot do it twice: no response byte came,
+ * no body byte was read, and either the request never went out (refused, unreachable,
+ * connect timeout, or its connection lost before it was written: any method), or it is
+ * idempotent and its connection was lost before any answer (a reset, the upstream closing).
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
   private readonly response: ServerResponse;
   private controller: Dispatcher.DispatchController | undefined;
+  private target: UpstreamAddress | undefined;
+  /** undici calls onRequestStart on a connected socket just before it writes the request: until then it was never sent. */
+  private sent = false;
+  /** An answer began upstream (a 1xx included): never sent again from here on. */
+  private answered = false;
+  /** Addresses this request failed on; only a failure allocates it. */
+  private tried: UpstreamAddress[] | undefined;
 
-  constructor(private readonly reply: FastifyReply) {
+  constructor(
+    private readonly reply: FastifyReply,
+    private readonly upstream: UpstreamAddresses,
+    private readonly request: UpstreamRequest,
+  ) {
     this.response = reply.raw;
     this.response.once('close', this.clientClosed);
+  }
+
+  /** Sends the request to the next address in turn. */
+  start(): void {
+    const target = this.upstream.pick();
+    if (target === undefined) this.fail(this.upstream.noAddressError);
+    else this.send(target);
+  }
+
+  private send(target: UpstreamAddress): void {
+    this.target = target;
+    this.sent = false;
+    this.controller = undefined;
+    target.pool.dispatch(this.request, this);
   }
 
   private readonly clientClosed = (): void => {
@@ -30,9 +69,11 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    this.sent = true;
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.answered = true;
     // Informational answers (103 Early Hints) are dropped, as nginx drops them.
     if (statusCode < 200) return;
     // From here on the response is ours, not Fastify's.
@@ -52,9 +93,31 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     if (this.response.headersSent) this.response.destroy(error);
-    else if (!this.response.destroyed) {
-      discardRequestBody(this.reply.request.raw);
-      void this.reply.send(upstreamFailure(error));
+    else if (!this.response.destroyed && !this.retried(error)) this.fail(error);
+  }
+
+  private fail(error: unknown): void {
+    discardRequestBody(this.reply.request.raw);
+    void this.reply.send(upstreamFailure(error));
+  }
+
+  /** Sends the request to another address when that is safe (see the class); true when it did. */
+  private retried(error: Error): boolean {
+    const target = this.target;
+    if (this.answered || target === undefined) return false;
+    // A body that was read, even in part, is gone (and an errored one, e.g. over the limit, is the answer).
+    const body = this.request.body;
+    if (body !== undefined && (body.readableDidRead || body.destroyed)) return false;
+    if (!this.sent) {
+      if (isUnreachable(error)) this.upstream.skip(target, error);
+      else if (!isConnectionLost(error)) return false;
+    } else if (!(idempotent.has(this.request.method) && isConnectionLost(error))) {
+      return false;
     }
+    (this.tried ??= []).push(target);
+    const next = this.upstream.another(this.tried);
+    if (next === undefined) return false;
+    this.send(next);
+    return true;
   }
 }

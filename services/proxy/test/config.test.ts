@@ -8,13 +8,20 @@ describe('readConfig', () => {
     expect(config.upstream.href).toBe('http://web:3000/');
     expect(config.maxConnections).toBe(1024);
     expect(config.upstreamTimeoutMs).toBe(60_000);
+    expect(config.upstreamResolveMs).toBe(1000);
   });
 
-  it('reads UPSTREAM_URL, MAX_CONNECTIONS and UPSTREAM_TIMEOUT_MS', () => {
-    const config = readConfig({ UPSTREAM_URL: 'http://127.0.0.1:8080/', MAX_CONNECTIONS: '2', UPSTREAM_TIMEOUT_MS: '500' });
+  it('reads UPSTREAM_URL, MAX_CONNECTIONS, UPSTREAM_TIMEOUT_MS and UPSTREAM_RESOLVE_MS', () => {
+    const config = readConfig({
+      UPSTREAM_URL: 'http://127.0.0.1:8080/',
+      MAX_CONNECTIONS: '2',
+      UPSTREAM_TIMEOUT_MS: '500',
+      UPSTREAM_RESOLVE_MS: '10000',
+    });
     expect(config.upstream.origin).toBe('http://127.0.0.1:8080');
     expect(config.maxConnections).toBe(2);
     expect(config.upstreamTimeoutMs).toBe(500);
+    expect(config.upstreamResolveMs).toBe(10_000);
   });
 
   it.each([
@@ -26,6 +33,8 @@ describe('readConfig', () => {
     ['MAX_CONNECTIONS', '0', 'MAX_CONNECTIONS must be an integer from 1'],
     ['MAX_CONNECTIONS', 'many', 'MAX_CONNECTIONS must be an integer from 1'],
     ['UPSTREAM_TIMEOUT_MS', '0', 'UPSTREAM_TIMEOUT_MS must be an integer from 1'],
+    ['UPSTREAM_RESOLVE_MS', '99', 'UPSTREAM_RESOLVE_MS must be an integer from 100 to 3600000'],
+    ['UPSTREAM_RESOLVE_MS', '1s', 'UPSTREAM_RESOLVE_MS must be an integer from 100 to 3600000'],
   ])('refuses %s=%s', (name, value, message) => {
     expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => readConfig({ [name]: value })).toThrow(message);

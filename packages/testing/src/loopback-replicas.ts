@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/** What a replica answers: which replica, and the request as it arrived there. */
+export interface ReplicaAnswer {
+  replica: string;
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  bodyLength: number;
+  bodySha256: string;
+}
+
+/** One replica of a scaled service: an HTTP server on its own loopback address, the port shared by all. */
+export interface Replica {
+  /** Its address, e.g. 127.0.0.2, as a DNS answer would list it. */
+  readonly address: string;
+  readonly port: number;
+  /** Requests that reached it so far. */
+  readonly requests: number;
+  /** TCP connections opened to it so far. */
+  readonly connections: number;
+  /** TCP connections open now. */
+  readonly openConnections: number;
+  /** While true, it reads each request whole, then closes the connection without an answer. */
+  resetting: boolean;
+  /** Resolves when the next request with `?hang` arrived here and is held. */
+  nextHanging: () => Promise<void>;
+  /** Answers every request held here. */
+  releaseHanging: () => void;
+  /** Stops listening and drops its connections: connecting now fails with ECONNREFUSED. */
+  goDown: () => Promise<void>;
+  /** Listens again on its address and port. */
+  comeUp: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+/**
+ * A replica on `address` (any of Linux's 127.0.0.0/8, which all reach the loopback interface)
+ * and `port` (0: any free one). It answers every request with a JSON ReplicaAnswer; `?hang`
+ * holds the answer until releaseHanging().
+ */
+export async function startReplica(address: string, port = 0): Promise<Replica> {
+  let requests = 0;
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  const held: (() => void)[] = [];
+  let onHang: (() => void) | undefined;
+  const state = { resetting: false };
+
+  const server = createServer((request, response) => {
+    requests += 1;
+    const hash = createHash('sha256');
+    let bodyLength = 0;
+    request.on('data', (chunk: Buffer) => {
+      bodyLength += chunk.length;
+      hash.update(chunk);
+    });
+    request.on('end', () => {
+      if (state.resetting) return void request.socket.destroy();
+      const answer: ReplicaAnswer = {
+        replica: address,
+        method: request.method ?? '',
+        url: request.url ?? '',
+        headers: request.headers,
+        bodyLength,
+        bodySha256: hash.digest('hex'),
+      };
+      const send = (): void => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(request.method === 'HEAD' ? undefined : JSON.stringify(answer));
+      };
+      if (!(request.url ?? '').includes('hang')) return send();
+      held.push(send);
+      onHang?.();
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    connections += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.listen(port, address);
+  await once(server, 'listening');
+  const bound = (server.address() as AddressInfo).port;
+
+  const goDown = async (): Promise<void> => {
+    if (!server.listening) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  return {
+    address,
+    port: bound,
+    get requests() {
+      return requests;
+    },
+    get connections() {
+      return connections;
+    },
+    get openConnections() {
+      return sockets.size;
+    },
+    get resetting() {
+      return state.resetting;
+    },
+    set resetting(value: boolean) {
+      state.resetting = value;
+    },
+    nextHanging: () => new Promise<void>((resolve) => (onHang = resolve)),
+    releaseHanging: () => {
+      for (const send of held.splice(0)) send();
+    },
+    goDown,
+    comeUp: async () => {
+      server.listen(bound, address);
+      await once(server, 'listening');
+    },
+    close: async () => {
+      held.splice(0);
+      await goDown();
+    },
+  };
+}
+
+/**
+ * Replicas on the given loopback addresses, all on one port, as `web` scaled to several
+ * containers answers on one port at several addresses. A port taken on one of the addresses
+ * is given up for another.
+ */
+export async function startReplicas(addresses: readonly string[]): Promise<Replica[]> {
+  for (let attempt = 1; ; attempt += 1) {
+    const [first, ...others] = addresses;
+    if (first === undefined) return [];
+    const started = [await startReplica(first)];
+    try {
+      for (const address of others) started.push(await startReplica(address, started[0]?.port));
+      return started;
+    } catch (error) {
+      await Promise.all(started.map((replica) => replica.close()));
+      if ((error as { code?: unknown }).code !== 'EADDRINUSE' || attempt === 5) throw error;
+    }
+  }
+}
