@@ -9,6 +9,8 @@ export interface RunSettings {
   startups: number;
   /** CPU lists: the server under test, and everything else (load generator, upstreams, database). */
   cpus: { server: string | undefined; other: string | undefined };
+  /** Users in the table for the size scenario's whole-list readings. */
+  sizes: number[];
 }
 
 /** What the load generator sends; every contender gets the same, at its own base URL. */

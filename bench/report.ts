@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, release, totalmem } from 'node:os';
 import type { Row } from './measure.js';
+import type { SizeRow } from './scenarios/size.js';
 import type { TargetCheck } from './targets.js';
 
 /** What the figures depend on, recorded beside them. */
@@ -35,6 +36,24 @@ export function formatTable(rows: Row[]): string {
     const ratio = r.label === r.baseline ? `(${r.baseline})` : fixed(r.ratio, 2);
     lines.push(
       `| ${r.scenario} | ${r.route} | ${r.label} | ${Math.round(r.requestsPerSecond)} | ${ratio} | ${fixed(r.p50Ms, 2)} | ${fixed(r.p99Ms, 2)} | ${r.errors} | ${fixed(r.cpuUsPerRequest, 1)} | ${fixed(r.serverCpuPercent, 0)} | ${fixed(r.rssMb, 0)} | ${fixed(r.startupMs, 0)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The size scenario's table: one line per size and server; two processes (C) as `frontend / backend`. */
+export function formatSizeTable(rows: SizeRow[]): string {
+  const lines = [
+    '| Users | Server | Runs | Answer | Rows | Body MB | TTFB ms | Total s | MB/s | vs export | µs/row | CPU µs/row | Peak RSS MB |',
+    '|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  const each = (values: number[], digits: number): string => (values.length === 0 ? '-' : values.map((v) => fixed(v, digits)).join(' / '));
+  for (const r of rows) {
+    const statuses = r.statuses.map((status) => (r.export === undefined ? `exit ${status}` : String(status))).join(', ');
+    const answer = r.complete ? `${statuses}, complete` : `INCOMPLETE (${r.problem ?? ''})`;
+    const vs = r.export === undefined ? '(export)' : fixed(r.vsExport, 2);
+    lines.push(
+      `| ${r.users.toLocaleString('en-US')} | ${r.server} | ${r.detail} | ${answer} | ${r.rows} | ${fixed(r.bytes / 1e6, 1)} | ${fixed(r.ttfbMs, 1)} | ${fixed(r.totalMs / 1000, 3)} | ${fixed(r.mbPerSecond, 1)} | ${vs} | ${fixed(r.usPerRow, 2)} | ${each(r.cpuUsPerRow, 2)} | ${each(r.peakRssMb, 0)} |`,
     );
   }
   return lines.join('\n');

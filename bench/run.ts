@@ -2,9 +2,10 @@
  * The benchmark suite (`npm run bench -- [options]`): each service as a production process
  * beside a baseline measured in the same run, on a pinned core. See bench/README.md's
  * performance section. Options:
- *   --only a,proxy,b,c   scenarios to run (default all)
- *   --quick              a smoke run: one 1 s round per server and route, no warm-up (default: five of 3 s)
+ *   --only a,proxy,b,c,size   scenarios to run (default all)
+ *   --quick                   a smoke run: one 1 s round per server and route, no warm-up (default: five of 3 s)
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
+ *   --sizes 10000,100000,1000000   users in the table for the size scenario (default these)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -12,12 +13,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultLoadGenerator, type LoadGeneratorName } from './load-generator.js';
 import type { Row, RunSettings } from './measure.js';
-import { describeMachine, formatTable, formatTargets } from './report.js';
+import { describeMachine, formatSizeTable, formatTable, formatTargets } from './report.js';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { benchPostgres } from './postgres.js';
 import { runDatabase } from './scenarios/database.js';
 import { runProxy } from './scenarios/proxy.js';
 import { runSimple } from './scenarios/simple.js';
+import { defaultSizes, runSize, type SizeRow } from './scenarios/size.js';
 import { runTwoTier } from './scenarios/two-tier.js';
 import { repoRoot } from './server-process.js';
 import type { ScenarioResult, TargetCheck } from './targets.js';
@@ -29,6 +31,7 @@ const scenarios: Record<string, Scenario> = {
   proxy: runProxy,
   b: runDatabase,
   c: runTwoTier,
+  size: runSize,
 };
 
 const { values } = parseArgs({
@@ -39,6 +42,7 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     connections: { type: 'string' },
     loadgen: { type: 'string' },
+    sizes: { type: 'string' },
   },
 });
 
@@ -71,6 +75,7 @@ const settings: RunSettings = {
   warmupSeconds: values.quick ? 0 : 2,
   startups: values.quick ? 1 : 3,
   cpus: pinning,
+  sizes: values.sizes?.split(',').map((s, i) => count(`sizes (item ${i + 1})`, s.trim(), 1)) ?? defaultSizes,
 };
 
 // One PostgreSQL cluster for the scenarios that need it, started on first use.
@@ -78,6 +83,7 @@ let postgres: Promise<TestPostgres | undefined> | undefined;
 const usePostgres = (): Promise<TestPostgres | undefined> => (postgres ??= benchPostgres(pinning.other));
 
 const rows: Row[] = [];
+const sizeRows: SizeRow[] = [];
 const targets: TargetCheck[] = [];
 // A scenario that fails (a service that does not start) is reported; the others still run.
 const failures: { scenario: string; error: string }[] = [];
@@ -87,6 +93,7 @@ try {
     try {
       const result = await (scenarios[id] as Scenario)(settings, usePostgres);
       rows.push(...result.rows);
+      sizeRows.push(...(result.sizeRows ?? []));
       targets.push(...result.targets);
     } catch (error) {
       failures.push({ scenario: id, error: error instanceof Error ? error.message : String(error) });
@@ -104,6 +111,7 @@ const report = {
   machine,
   settings,
   rows,
+  sizeRows,
   targets,
   failures,
 };
@@ -114,7 +122,8 @@ const full = values.only === undefined && !values.quick && failures.length === 0
 const file = join(resultsDir, full ? 'latest.json' : `${report.date.replace(/[:.]/g, '-')}.local.json`);
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 
-process.stdout.write(`\n${formatTable(rows)}\n\nTargets:\n${formatTargets(targets)}\n\n`);
+const tables = [...(rows.length > 0 ? [formatTable(rows)] : []), ...(sizeRows.length > 0 ? [formatSizeTable(sizeRows)] : [])];
+process.stdout.write(`\n${tables.join('\n\n')}\n\nTargets:\n${formatTargets(targets)}\n\n`);
 process.stdout.write(
   `Machine: ${Object.entries(machine)
     .map(([k, v]) => `${k} ${v}`)

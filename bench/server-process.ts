@@ -30,6 +30,8 @@ export interface ServerProcess {
   startupMs: number;
   /** Resident set size now, from /proc. */
   rssBytes: () => number;
+  /** Peak resident set size since the process started (VmHWM), from /proc. */
+  peakRssBytes: () => number;
   /** CPU time used so far by the process and its children (nginx's worker), from /proc. */
   cpuSeconds: () => number;
   stop: () => Promise<void>;
@@ -55,6 +57,11 @@ function cpuSecondsOf(pid: number): number {
   };
   const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean);
   return own(String(pid)) + children.reduce((sum, child) => sum + own(child), 0);
+}
+
+/** A field of /proc/<pid>/status given in kB (VmRSS, VmHWM). */
+function statusKb(pid: number, field: string): number {
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 }
 
 function healthStatus(url: string): Promise<number> {
@@ -107,7 +114,8 @@ export async function startServer(spec: ServerSpec, timeoutMs = 15_000): Promise
     baseUrl: server.baseUrl,
     startupMs,
     cpuSeconds: () => cpuSecondsOf(pid),
-    rssBytes: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024,
+    rssBytes: () => statusKb(pid, 'VmRSS') * 1024,
+    peakRssBytes: () => statusKb(pid, 'VmHWM') * 1024,
     stop: async () => {
       const timer = setTimeout(() => void server.stop('SIGKILL'), 5_000);
       await server.stop('SIGTERM');

@@ -1,4 +1,5 @@
 import type { Row } from './measure.js';
+import type { SizeRow } from './scenarios/size.js';
 
 /** One target of the issue, checked against this run's figures. */
 export interface TargetCheck {
@@ -12,6 +13,8 @@ export interface TargetCheck {
 export interface ScenarioResult {
   rows: Row[];
   targets: TargetCheck[];
+  /** The size scenario's whole-list readings (a table of their own). */
+  sizeRows?: SizeRow[];
 }
 
 export function atLeast(name: string, actual: number, limit: number): TargetCheck {
