@@ -7,6 +7,8 @@ export { createLogger } from './logger.js';
 export type { Logger, LoggerOptions } from './logger.js';
 export { notInDocument } from './openapi.js';
 export type { ApiDescription } from './openapi.js';
+export { readyPlugin } from './ready.js';
+export type { ReadyCheck, ReadyOptions } from './ready.js';
 export { ErrorBody, errorAnswer, IsoTimestamp } from './schemas.js';
 export { createServer, sendUnchecked } from './server.js';
 export type { App, ServerOptions } from './server.js';

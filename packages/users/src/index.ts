@@ -2,7 +2,7 @@ export { readStoreConfig } from './open-store.js';
 export type { StoreConfig } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
 export { createSqliteStore } from './sqlite-store.js';
-export { createUserPlugin, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
+export { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
 export { ListQuery, NewUserBody, User, UserList } from './schemas.js';
 export { STREAM_BATCH } from './list-stream.js';
 export { parseListQuery, type ListRequest } from './list-query.js';

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { errorAnswer, HttpError, sendUnchecked } from '@svc/kit';
+import { errorAnswer, HttpError, sendUnchecked, type ReadyCheck } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { parseListQuery } from './list-query.js';
 import { STREAM_BATCH, streamList } from './list-stream.js';
@@ -13,6 +13,11 @@ const PING_TIMEOUT_MS = 1_000;
 /** `connected` when `SELECT 1` answers in time (spec 2.3). */
 export async function databaseStatus(store: UserStore): Promise<'connected' | 'disconnected'> {
   return (await store.ping(PING_TIMEOUT_MS)) ? 'connected' : 'disconnected';
+}
+
+/** The readiness check (the kit's readyPlugin) of a service that needs its database: `SELECT 1` answers in time. */
+export function databaseReady(store: UserStore): ReadyCheck {
+  return async () => (await databaseStatus(store)) === 'connected' || 'the database is unreachable';
 }
 
 export { DatabaseStatus };

@@ -1,6 +1,6 @@
-import { createServer, healthPlugin, type App, type Logger } from '@svc/kit';
+import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
-import { databaseStatus, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
+import { databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
 import { Type } from 'typebox';
 
 export interface BackendAppOptions {
@@ -25,6 +25,8 @@ export function createBackendApp(options: BackendAppOptions): App {
       report: async () => ({ status: 'healthy' as const, service: 'backend' as const, database: await databaseStatus(store) }),
     }),
   );
+  // Not ready while the database is unreachable: an orchestrator sends requests to instances that can serve them.
+  void app.register(readyPlugin({ check: databaseReady(store) }));
   void app.register(listUsersPlugin(store));
   return app;
 }

@@ -11,6 +11,17 @@ describe('variant C backend app (in-process, fake store)', () => {
     await app.close();
   });
 
+  it('is ready while the database answers, 503 while the probe fails', async () => {
+    let up = true;
+    const app = createBackendApp({ logger: false, store: fakeStore({ ping: async () => up }) });
+    expect((await app.inject({ method: 'GET', url: '/ready' })).body).toBe('{"status":"ready"}');
+    up = false;
+    const res = await app.inject({ method: 'GET', url: '/ready' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ error: 'Not ready: the database is unreachable' });
+    await app.close();
+  });
+
   it('lists without ever creating: POST is 405 and does not reach the store', async () => {
     const app = createBackendApp({ logger: false, store: fakeStore({ page: async () => ({ json: '', lastId: undefined, more: false }) }) });
     expect((await app.inject({ method: 'GET', url: '/api/users' })).body).toBe('[]');

@@ -1,6 +1,6 @@
-import { createServer, healthPlugin, type App, type Logger } from '@svc/kit';
+import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
-import { createUserPlugin, databaseStatus, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
+import { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 
@@ -38,6 +38,8 @@ export function createDatabaseApp(options: DatabaseAppOptions): App {
   void app.register(
     healthPlugin({ schema: Health, report: async () => ({ status: 'healthy' as const, database: await databaseStatus(store) }) }),
   );
+  // Not ready while the database is unreachable: an orchestrator sends requests to instances that can serve them.
+  void app.register(readyPlugin({ check: databaseReady(store) }));
   void app.register(listUsersPlugin(store));
   void app.register(createUserPlugin(store));
   return app;

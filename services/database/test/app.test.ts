@@ -80,6 +80,25 @@ describe('variant B app (in-process, fake store)', () => {
     await app.close();
   });
 
+  it('is ready while the database answers; 503 naming it while the probe fails or throws', async () => {
+    let probe = (): Promise<boolean> => Promise.resolve(true);
+    const app = createDatabaseApp({ logger: false, store: fakeStore({ ping: () => probe() }) });
+    const ready = await app.inject({ method: 'GET', url: '/ready' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready' });
+    for (const failing of [() => Promise.resolve(false), () => Promise.reject(new Error('connect ECONNREFUSED'))]) {
+      probe = failing;
+      const res = await app.inject({ method: 'GET', url: '/ready' });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toEqual({ error: expect.stringMatching(/^Not ready: /) as unknown });
+    }
+    probe = () => Promise.resolve(false);
+    expect((await app.inject({ method: 'GET', url: '/ready' })).json()).toEqual({ error: 'Not ready: the database is unreachable' });
+    probe = () => Promise.resolve(true);
+    expect((await app.inject({ method: 'GET', url: '/ready' })).statusCode).toBe(200);
+    await app.close();
+  });
+
   describe('a list longer than one batch', () => {
     const user = (id: number): string =>
       JSON.stringify({ id, name: `U${id}`, email: `u${id}@x.io`, created_at: '2026-01-02T03:04:05.678Z' });

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { createServer, healthPlugin, sendUnchecked, type App, type Logger } from '@svc/kit';
+import { createServer, healthPlugin, readyPlugin, sendUnchecked, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
@@ -66,6 +66,7 @@ export function createSimpleApp(options: SimpleAppOptions): App {
       changesEveryRequest: true,
     }),
   );
+  void app.register(readyPlugin()); // nothing to wait for: ready whenever it serves
   void app.register(userRoutes);
   return app;
 }

@@ -31,6 +31,12 @@ describe('variant A app (in-process, inject)', () => {
     expect(body.uptime).toBeLessThanOrEqual(process.uptime());
   });
 
+  it('GET /ready answers 200 whenever it serves: variant A needs nothing else', async () => {
+    const res = await app.inject({ method: 'GET', url: '/ready' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toBe('{"status":"ready"}');
+  });
+
   it('GET /api/users sends the two static users, the same bytes every time', async () => {
     const first = await app.inject({ method: 'GET', url: '/api/users' });
     expect(first.statusCode).toBe(200);
