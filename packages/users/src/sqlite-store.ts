@@ -48,10 +48,12 @@ export function createSqliteStore(dataDir: string): UserStore {
     'INSERT INTO users (name, email) VALUES (?, ?) ON CONFLICT (email) DO NOTHING RETURNING id, name, email, created_at',
   );
   const probe = db.prepare<[], { ok: number }>('SELECT 1 AS ok');
-  // Pages are read far more often than the table changes, so recent ones are kept (at most
-  // PAGE_CACHE_BYTES of JSON) until this store writes or another connection (another process on
-  // the file) commits, which changes PRAGMA data_version. Checking it costs about 1 us; reading
-  // a page of 100 users about 100 us.
+  // The head of the list (a small table whole, the first page a client asks for) is read far more
+  // often than the table changes, so those pages are kept (at most PAGE_CACHE_BYTES of JSON) until
+  // this store writes or another connection (another process on the file) commits, which changes
+  // PRAGMA data_version. Checking it costs about 1 us; reading a page of 100 users about 100 us.
+  // Later pages are not kept: a long list streamed through the cache kept every batch alive long
+  // enough to reach V8's old generation (a million users with a 64 MB heap: peak RSS 151 MB, now 129 MB).
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   const cache = new PageCache(PAGE_CACHE_BYTES);
   let cachedVersion: number | undefined;
@@ -79,6 +81,7 @@ export function createSqliteStore(dataDir: string): UserStore {
           cache.clear();
           cachedVersion = version;
         }
+        if (from !== 0) return readPage(from, limit);
         return cache.get(from, limit) ?? cache.set(from, limit, readPage(from, limit));
       }),
     create: (user: NewUser) =>
