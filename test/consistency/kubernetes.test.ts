@@ -1,0 +1,498 @@
+/**
+ * deploy/kubernetes against the Kubernetes schemas, the manifest, the compose and swarm files and the
+ * Dockerfile. Nothing runs a cluster here: every overlay is rendered (support/kustomize.ts, and
+ * `kubectl kustomize` too where kubectl is installed), each object is validated against the schema
+ * of its kind (kubernetes-models, generated from Kubernetes' OpenAPI document), and what the
+ * objects say is compared with what the other deploy files and the manifest say.
+ */
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { imageOf, services, stackNames, stacks, type ServiceName, type StackMember, type StackName } from '@svc/manifest';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { IProbe } from 'kubernetes-models/v1/Probe';
+import type { ISecret } from 'kubernetes-models/v1/Secret';
+import type { IService } from 'kubernetes-models/v1/Service';
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { composeServices, environmentOf, type ComposeService } from './support/compose.js';
+import { unknownFields } from './support/known-fields.js';
+import { keyOf, kustomize, type KubeObject } from './support/kustomize.js';
+import { readRepoFile } from './support/repo-files.js';
+
+const repoPath = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+const overlaysDir = 'deploy/kubernetes/overlays';
+const overlayDirs = readdirSync(repoPath(overlaysDir)).sort();
+
+/** An overlay is a stack of the manifest, or `<stack>-external`: that stack on a database outside the cluster. */
+const stackOf = (overlay: string): StackName => overlay.replace(/-external$/, '') as StackName;
+/** The overlays of manifest stacks (the first test fails for any other). */
+const overlays = overlayDirs.filter((overlay) => (stackNames as string[]).includes(stackOf(overlay)));
+const isExternal = (overlay: string): boolean => overlay.endsWith('-external');
+const hasDb = (stack: StackName): boolean => (stacks[stack].composeOnly as readonly string[]).includes('db');
+
+/** The member the Ingress sends outside traffic to: the stack's front door. */
+const ingressTo: Record<StackName, string> = { simple: 'web', database: 'web', 'two-tier': 'frontend' };
+
+/** Validates an object against the schema of its kind; a kind without an entry here is an error. */
+type Validator = (object: KubeObject) => Promise<void>;
+const model =
+  (load: () => Promise<new (data: never) => { validate(): void }>): Validator =>
+  async (object) => {
+    const Model = await load();
+    new Model(object as never).validate();
+  };
+const validators: Record<string, Validator> = {
+  'v1/Namespace': model(async () => (await import('kubernetes-models/v1/Namespace')).Namespace),
+  'v1/Secret': model(async () => (await import('kubernetes-models/v1/Secret')).Secret),
+  'v1/Service': model(async () => (await import('kubernetes-models/v1/Service')).Service),
+  'apps/v1/Deployment': model(async () => (await import('kubernetes-models/apps/v1/Deployment')).Deployment),
+  'apps/v1/StatefulSet': model(async () => (await import('kubernetes-models/apps/v1/StatefulSet')).StatefulSet),
+  'policy/v1/PodDisruptionBudget': model(async () => (await import('kubernetes-models/policy/v1/PodDisruptionBudget')).PodDisruptionBudget),
+  'autoscaling/v2/HorizontalPodAutoscaler': model(
+    async () => (await import('kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler')).HorizontalPodAutoscaler,
+  ),
+  'networking.k8s.io/v1/Ingress': model(async () => (await import('kubernetes-models/networking.k8s.io/v1/Ingress')).Ingress),
+};
+
+// ---- what the other files say ----
+
+const dockerfile = readRepoFile('Dockerfile');
+
+/** Seconds of a duration as Docker and compose write them (`30s`, `1m30s`). */
+function seconds(duration: string): number {
+  let total = 0;
+  for (const [, amount, unit] of duration.matchAll(/(\d+)(h|m|s)/g))
+    total += Number(amount) * { h: 3600, m: 60, s: 1 }[unit as 'h' | 'm' | 's'];
+  return total;
+}
+
+/** The image's HEALTHCHECK options (Dockerfile): interval, timeout, start period in seconds, retries. */
+const imageHealthcheck = (() => {
+  const line = /^HEALTHCHECK\s+(.*?)\\?$/m.exec(dockerfile)?.[1] ?? '';
+  const option = (name: string): string => new RegExp(`--${name}=(\\S+)`).exec(line)?.[1] ?? '';
+  return {
+    interval: seconds(option('interval')),
+    timeout: seconds(option('timeout')),
+    startPeriod: seconds(option('start-period')),
+    retries: Number(option('retries')),
+  };
+})();
+
+/** The runtime image's environment (the ENV instructions of the Dockerfile's last stage), e.g. LOG_DIR. */
+const imageEnv = Object.fromEntries(
+  [...dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')).matchAll(/^ENV\s+((?:.*\\\n)*.*)$/gm)]
+    .flatMap((instruction) => [...(instruction[1] ?? '').matchAll(/(\w+)=(\S+)/g)])
+    .map((m) => [m[1] ?? '', m[2] ?? '']),
+);
+
+/** The uid our images run as: the node image's `node` user (Dockerfile `USER node`). */
+const NODE_UID = 1000;
+
+/** Bytes of a Kubernetes quantity (`512Mi`, `1G`). */
+function quantityBytes(quantity: string | number | undefined): number {
+  const match = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(String(quantity));
+  if (match === null) throw new Error(`not a byte quantity: ${String(quantity)}`);
+  const factor = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[match[2] ?? ''] ?? 1;
+  return Number(match[1]) * factor;
+}
+
+/** Bytes of a compose memory size: its units are binary (`512M` = 512 MiB, as docker run -m 512m). */
+function composeBytes(size: string): number {
+  const match = /^(\d+)([bkmg])?$/i.exec(size);
+  if (match === null) throw new Error(`not a compose size: ${size}`);
+  return Number(match[1]) * ({ k: 2 ** 10, m: 2 ** 20, g: 2 ** 30 }[(match[2] ?? 'b').toLowerCase()] ?? 1);
+}
+
+/** Millicores of a Kubernetes CPU quantity (`250m`, `1`, 0.5). */
+const millicores = (quantity: string | number | undefined): number =>
+  String(quantity).endsWith('m') ? Number(String(quantity).slice(0, -1)) : Number(quantity) * 1000;
+
+/** The spec's example limits as the swarm file gives them to web: 1 CPU, 512 MB. */
+const swarmLimits = (() => {
+  const web = composeServices('deploy/swarm/simple.yml').web as ComposeService & {
+    deploy: { resources: { limits: { cpus: string; memory: string } } };
+  };
+  const { cpus, memory } = web.deploy.resources.limits;
+  return { millicores: Number(cpus) * 1000, bytes: composeBytes(memory) };
+})();
+
+/** deploy/compose/example.env as variable -> value. */
+const exampleEnv = Object.fromEntries(
+  readRepoFile('deploy/compose/example.env')
+    .split('\n')
+    .filter((line) => /^\w+=/.test(line))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+);
+
+/** A compose value with `${NAME:-default}` as Kubernetes writes a variable: `$(NAME)`. */
+const asKubernetesVariables = (value: string): string => value.replace(/\$\{(\w+):-[^}]*\}/g, '$($1)');
+/** A compose value with `${NAME:-default}` as its default. */
+const withDefaults = (value: string): string => value.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
+
+interface ComposeDb extends ComposeService {
+  volumes: string[];
+  healthcheck: { test: string[]; interval: string; timeout: string; retries: number };
+}
+
+// ---- reading the rendered objects ----
+
+interface Rendered {
+  objects: KubeObject[];
+  all<T>(kind: string): (T & KubeObject)[];
+  one<T>(kind: string, name: string): T & KubeObject;
+}
+
+function rendered(overlay: string): Rendered {
+  const objects = kustomize(repoPath(`${overlaysDir}/${overlay}`));
+  const all = <T>(kind: string) => objects.filter((o) => o.kind === kind) as (T & KubeObject)[];
+  return {
+    objects,
+    all,
+    one: <T>(kind: string, name: string) => {
+      const found = all<T>(kind).filter((o) => o.metadata.name === name);
+      if (found.length !== 1) throw new Error(`${overlay}: expected one ${kind} named ${name}, found ${found.length}`);
+      return found[0] as T & KubeObject;
+    },
+  };
+}
+
+const podSpecOf = (workload: IDeployment | IStatefulSet): IPodSpec => workload.spec?.template.spec ?? { containers: [] };
+
+/** The one container of a workload (every pod here has exactly one). */
+function containerOf(workload: IDeployment | IStatefulSet): IContainer {
+  const { containers } = podSpecOf(workload);
+  expect(containers, `${workload.metadata?.name}: containers`).toHaveLength(1);
+  return containers[0] as IContainer;
+}
+
+/** The container port a probe or Service names (by name or number). */
+function containerPort(container: IContainer, port: string | number | undefined): number | undefined {
+  return typeof port === 'number' ? port : container.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+/** Whether a selector picks the pods of a workload. */
+const selects = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean =>
+  selector !== undefined && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+
+const envOf = (container: IContainer): Record<string, IEnvVar> => Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
+
+const timingsOf = (probe: IProbe | undefined) => ({
+  initialDelaySeconds: probe?.initialDelaySeconds ?? 0,
+  periodSeconds: probe?.periodSeconds ?? 10,
+  timeoutSeconds: probe?.timeoutSeconds ?? 1,
+  failureThreshold: probe?.failureThreshold ?? 3,
+});
+
+/** `kubectl kustomize <dir>`, or undefined when kubectl is not installed. */
+async function kubectlKustomize(dir: string): Promise<KubeObject[] | undefined> {
+  try {
+    const { stdout } = await promisify(execFile)('kubectl', ['kustomize', dir], { timeout: 30_000 });
+    return parseAllDocuments(stdout).map((document) => document.toJS() as KubeObject);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+const renderedOverlays = new Map(overlays.map((overlay) => [overlay, rendered(overlay)]));
+
+/** What the API would refuse as unknown fields, in every overlay: type-checked once, on first use. */
+let unknown: string[] | undefined;
+const unknownFieldsOf = (overlay: string): string[] =>
+  (unknown ??= unknownFields([...renderedOverlays].flatMap(([label, { objects }]) => objects.map((object) => ({ label, object }))))).filter(
+    (message) => message.startsWith(`${overlay}: `),
+  );
+
+// ---- the tests ----
+
+describe('deploy/kubernetes/overlays', () => {
+  it('has one overlay per stack of the manifest, and one on an external database per stack with a database', () => {
+    const expected = stackNames.flatMap((stack) => (hasDb(stack) ? [stack, `${stack}-external`] : [stack]));
+    expect(overlayDirs).toEqual(expected.sort());
+  });
+});
+
+describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
+  const stack = stackOf(overlay);
+  const external = isExternal(overlay);
+  const withDb = hasDb(stack) && !external;
+  const k8s = renderedOverlays.get(overlay) as Rendered;
+  const compose = composeServices(`deploy/compose/${stack}.yml`);
+  const members: readonly StackMember[] = stacks[stack].members;
+  const deployment = (as: string) => k8s.one<IDeployment>('Deployment', as);
+  const portOf = (as: string): number => services[members.find((m) => m.as === as)?.service as ServiceName].port;
+
+  it('renders as `kubectl kustomize` does (compared where kubectl is installed)', async (context) => {
+    const byKubectl = await kubectlKustomize(repoPath(`${overlaysDir}/${overlay}`));
+    if (byKubectl === undefined) {
+      context.skip('kubectl is not installed: rendered by the test alone');
+      return;
+    }
+    const sorted = (objects: KubeObject[]) => [...objects].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+    expect(sorted(k8s.objects)).toEqual(sorted(byKubectl));
+  });
+
+  it('validates every object against the Kubernetes schema of its kind (kubernetes-models)', async () => {
+    for (const object of k8s.objects) {
+      const validate = validators[`${object.apiVersion}/${object.kind}`];
+      expect(validate, `${keyOf(object)}: no schema for ${object.apiVersion} ${object.kind}`).toBeDefined();
+      await validate?.(object);
+    }
+  });
+
+  it('has no field the Kubernetes API does not know (kubectl apply validates strictly; the schemas let them through)', () => {
+    expect(unknownFieldsOf(overlay)).toEqual([]);
+  });
+
+  it("puts everything in the stack's own namespace, which it creates", () => {
+    const [namespace, ...more] = k8s.all('Namespace');
+    expect(more).toEqual([]);
+    expect(namespace?.metadata.name).toBe(`sample-${stack}`);
+    for (const object of k8s.objects.filter((o) => o.kind !== 'Namespace'))
+      expect(object.metadata.namespace, keyOf(object)).toBe(`sample-${stack}`);
+  });
+
+  it("has a Deployment and a Service per member, named as in compose; PostgreSQL as compose's `db` unless external", () => {
+    const names = (kind: string) => k8s.all(kind).map((o) => o.metadata.name);
+    expect(names('Deployment').sort()).toEqual(members.map((m) => m.as).sort());
+    expect(names('StatefulSet')).toEqual(withDb ? ['db'] : []);
+    expect(names('Service').sort()).toEqual([...members.map((m) => m.as), ...(withDb ? ['db'] : [])].sort());
+    expect(Object.keys(compose).sort()).toEqual([...members.map((m) => m.as), ...stacks[stack].composeOnly].sort());
+  });
+
+  it.each(members)("runs $as from the manifest's image on the manifest's port, behind a Service on that port", (member) => {
+    const workload = deployment(member.as);
+    const container = containerOf(workload);
+    const port = services[member.service].port;
+    expect(container.image).toBe(imageOf(member.service, 'latest'));
+    expect(container.ports?.map((p) => p.containerPort)).toEqual([port]);
+    const service = k8s.one<IService>('Service', member.as);
+    expect(service.spec?.ports?.map((p) => [p.port, containerPort(container, p.targetPort)])).toEqual([[port, port]]);
+    // The Service sends to this workload's pods and to no other's.
+    const labels = workload.spec?.template.metadata?.labels;
+    expect(selects(service.spec?.selector, labels)).toBe(true);
+    expect(selects(workload.spec?.selector.matchLabels, labels)).toBe(true);
+    for (const other of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')].filter((w) => w !== workload)) {
+      expect(selects(service.spec?.selector, other.spec?.template.metadata?.labels), `also selects ${keyOf(other)}`).toBe(false);
+    }
+  });
+
+  it.each(members)("gives $as compose's environment and the manifest's links", (member) => {
+    const env = envOf(containerOf(deployment(member.as)));
+    // Compose runs nginx in the proxy's place; ours is set by its link alone.
+    const fromCompose = member.composeImage === undefined ? environmentOf(compose[member.as] ?? {}) : {};
+    const links = Object.fromEntries(Object.entries(member.links ?? {}).map(([variable, as]) => [variable, `http://${as}:${portOf(as)}`]));
+    const { DATABASE_URL: databaseUrl, ...plain } = { ...fromCompose, ...links };
+    for (const [name, value] of Object.entries(plain)) expect(env[name], name).toEqual({ name, value });
+    // DATABASE_URL: read whole from the user's Secret (external), or made of variables from db's Secret.
+    const url = databaseUrl === undefined ? undefined : asKubernetesVariables(databaseUrl);
+    const parts = url === undefined || external ? [] : [...url.matchAll(/\$\((\w+)\)/g)].map((m) => m[1] ?? '');
+    const names = Object.keys(env);
+    expect([...names].sort()).toEqual([...Object.keys(plain), ...parts, ...(url === undefined ? [] : ['DATABASE_URL'])].sort());
+    if (url === undefined) return;
+    if (external) {
+      expect(env.DATABASE_URL).toEqual({
+        name: 'DATABASE_URL',
+        valueFrom: { secretKeyRef: { name: 'database-url', key: 'DATABASE_URL' } },
+      });
+      return;
+    }
+    expect(env.DATABASE_URL?.value).toBe(url);
+    const dbSecret = envOf(containerOf(k8s.one<IStatefulSet>('StatefulSet', 'db'))).POSTGRES_USER?.valueFrom?.secretKeyRef?.name;
+    for (const name of parts) {
+      expect(env[name], name).toEqual({ name, valueFrom: { secretKeyRef: { name: dbSecret, key: name } } });
+      // Kubernetes expands $(NAME) only for a variable defined before.
+      expect(names.indexOf(name), name).toBeLessThan(names.indexOf('DATABASE_URL'));
+    }
+  });
+
+  it.each(members)("probes $as: readiness GET /ready, liveness GET /health, on its port, with the image's timings", (member) => {
+    const container = containerOf(deployment(member.as));
+    const { readinessProbe: readiness, livenessProbe: liveness } = container;
+    const image = imageHealthcheck;
+    // Liveness is the image's HEALTHCHECK; readiness asks as patiently but more often.
+    expect(timingsOf(liveness)).toEqual({
+      initialDelaySeconds: image.startPeriod,
+      periodSeconds: image.interval,
+      timeoutSeconds: image.timeout,
+      failureThreshold: image.retries,
+    });
+    expect({ ...timingsOf(readiness), periodSeconds: undefined }).toEqual({
+      initialDelaySeconds: image.startPeriod,
+      periodSeconds: undefined,
+      timeoutSeconds: image.timeout,
+      failureThreshold: image.retries,
+    });
+    expect(timingsOf(readiness).periodSeconds).toBeLessThanOrEqual(image.interval);
+    const port = services[member.service].port;
+    if (member.service === 'proxy') {
+      // Transparent: /health and /ready are its upstream's, so it is only asked to accept connections.
+      for (const probe of [readiness, liveness]) expect(containerPort(container, probe?.tcpSocket?.port)).toBe(port);
+      return;
+    }
+    for (const [probe, path] of [
+      [readiness, '/ready'],
+      [liveness, '/health'],
+    ] as const) {
+      expect(probe?.httpGet?.path).toBe(path);
+      expect(containerPort(container, probe?.httpGet?.port)).toBe(port);
+    }
+  });
+
+  it("limits every container to the spec's 1 CPU and 512 MiB (the swarm file's limits), with requests below them", () => {
+    for (const workload of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')]) {
+      const { requests, limits } = containerOf(workload).resources ?? {};
+      const name = keyOf(workload);
+      expect(millicores(limits?.cpu), `${name}: cpu`).toBe(swarmLimits.millicores);
+      expect(quantityBytes(limits?.memory), `${name}: memory`).toBe(swarmLimits.bytes);
+      expect(millicores(requests?.cpu), `${name}: cpu request`).toBeLessThanOrEqual(swarmLimits.millicores);
+      expect(quantityBytes(requests?.memory), `${name}: memory request`).toBeLessThanOrEqual(swarmLimits.bytes);
+    }
+  });
+
+  it('runs every pod hardened: not root, read-only root filesystem, no capabilities or escalation, seccomp, no token', () => {
+    for (const workload of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')]) {
+      const name = keyOf(workload);
+      const pod = podSpecOf(workload);
+      const container = containerOf(workload);
+      expect(pod.automountServiceAccountToken, `${name}: service account token`).toBe(false);
+      expect(pod.securityContext?.runAsNonRoot, `${name}: runAsNonRoot`).toBe(true);
+      expect(pod.securityContext?.seccompProfile?.type ?? container.securityContext?.seccompProfile?.type, name).toBe('RuntimeDefault');
+      expect(container.securityContext?.runAsUser ?? pod.securityContext?.runAsUser, `${name}: uid`).toBeGreaterThan(0);
+      expect(container.securityContext?.privileged ?? false, `${name}: privileged`).toBe(false);
+      expect(container.securityContext?.allowPrivilegeEscalation, `${name}: allowPrivilegeEscalation`).toBe(false);
+      expect(container.securityContext?.readOnlyRootFilesystem, `${name}: readOnlyRootFilesystem`).toBe(true);
+      expect(container.securityContext?.capabilities, `${name}: capabilities`).toEqual({ drop: ['ALL'] });
+    }
+    for (const member of members) {
+      const workload = deployment(member.as);
+      const pod = podSpecOf(workload);
+      const container = containerOf(workload);
+      // Our images run as uid 1000, and write only LOG_DIR (the image's), which is an emptyDir here.
+      expect(container.securityContext?.runAsUser ?? pod.securityContext?.runAsUser, `${member.as}: uid`).toBe(NODE_UID);
+      expect(imageEnv.LOG_DIR).toBeDefined();
+      const mounts = (container.volumeMounts ?? []).map((m) => ({
+        path: m.mountPath,
+        emptyDir: pod.volumes?.find((v) => v.name === m.name)?.emptyDir,
+      }));
+      expect(mounts, `${member.as}: writable paths`).toEqual([{ path: imageEnv.LOG_DIR, emptyDir: expect.any(Object) as unknown }]);
+    }
+  });
+
+  it(`sends outside traffic through an Ingress to ${ingressTo[stack]}, which autoscales and keeps a pod through disruptions`, () => {
+    const ingresses = k8s.all<IIngress>('Ingress');
+    expect(ingresses).toHaveLength(1);
+    const backends = (ingresses[0]?.spec?.rules ?? []).flatMap((rule) => rule.http?.paths.map((path) => path.backend.service) ?? []);
+    const front = ingressTo[stack];
+    const servicePorts = k8s.one<IService>('Service', front).spec?.ports ?? [];
+    expect(backends.length).toBeGreaterThan(0);
+    for (const backend of backends) {
+      expect(backend?.name).toBe(front);
+      const { name, number } = backend?.port ?? {};
+      expect(number ?? servicePorts.find((p) => name !== undefined && p.name === name)?.port).toBe(portOf(front));
+    }
+    // Every scaled Deployment: an autoscaler (autoscaling/v2) owns its count, and a budget keeps one pod up.
+    const scaled = k8s.all<IDeployment>('Deployment').filter((d) => d.spec?.replicas === undefined);
+    expect(scaled.map((d) => d.metadata.name)).toContain(front);
+    const autoscalers = k8s.all<IHorizontalPodAutoscaler>('HorizontalPodAutoscaler');
+    const budgets = k8s.all<IPodDisruptionBudget>('PodDisruptionBudget');
+    expect(autoscalers.map((a) => a.spec?.scaleTargetRef.name).sort()).toEqual(scaled.map((d) => d.metadata.name).sort());
+    for (const workload of scaled) {
+      const autoscaler = autoscalers.find((a) => a.spec?.scaleTargetRef.name === workload.metadata.name);
+      expect(autoscaler?.apiVersion).toBe('autoscaling/v2');
+      expect(autoscaler?.spec?.scaleTargetRef).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment' });
+      const minReplicas = autoscaler?.spec?.minReplicas ?? 1;
+      expect(minReplicas).toBeGreaterThanOrEqual(2);
+      // CPU utilization is measured against the request, so there must be one.
+      expect(containerOf(workload).resources?.requests?.cpu).toBeDefined();
+      const budget = budgets.filter((b) => selects(b.spec?.selector?.matchLabels, workload.spec?.template.metadata?.labels));
+      expect(budget, `${workload.metadata.name}: disruption budgets`).toHaveLength(1);
+      // At least one pod stays, and a drain can still evict one of the minimum.
+      expect(budget[0]?.spec?.minAvailable).toBeGreaterThanOrEqual(1);
+      expect(budget[0]?.spec?.minAvailable).toBeLessThan(minReplicas);
+    }
+    expect(budgets).toHaveLength(scaled.length);
+  });
+
+  if (withDb)
+    it("runs compose's PostgreSQL as the StatefulSet `db`, with its image, data path, credentials and health check", () => {
+      const db = compose.db as ComposeDb;
+      const statefulSet = k8s.one<IStatefulSet>('StatefulSet', 'db');
+      const container = containerOf(statefulSet);
+      expect(container.image).toBe(db.image);
+      // The data on a claim per replica, mounted where compose mounts its named volume.
+      const [volume, path] = (db.volumes[0] ?? '').split(':');
+      const claims = statefulSet.spec?.volumeClaimTemplates ?? [];
+      expect(claims.map((c) => c.metadata?.name)).toEqual([volume]);
+      expect(container.volumeMounts?.find((m) => m.name === volume)?.mountPath).toBe(path);
+      expect(statefulSet.spec?.replicas).toBe(1);
+      expect(statefulSet.spec?.serviceName).toBe('db');
+      // The port in compose's DATABASE_URL is db's Service port.
+      const url = new URL(
+        withDefaults(environmentOf(compose[members.find((m) => m.service !== 'frontend')?.as ?? ''] ?? {}).DATABASE_URL ?? ''),
+      );
+      expect(url.hostname).toBe('db');
+      const service = k8s.one<IService>('Service', 'db');
+      expect(service.spec?.ports?.map((p) => [p.port, containerPort(container, p.targetPort)])).toEqual([[Number(url.port), 5432]]);
+      expect(selects(service.spec?.selector, statefulSet.spec?.template.metadata?.labels)).toBe(true);
+      // compose's variables, each from the Secret under its own name.
+      const env = envOf(container);
+      const secret = env.POSTGRES_USER?.valueFrom?.secretKeyRef?.name;
+      for (const name of Object.keys(environmentOf(db)))
+        expect(env[name], name).toEqual({ name, valueFrom: { secretKeyRef: { name: secret, key: name } } });
+      // compose's pg_isready, with its timings, for readiness and liveness.
+      const command = (db.healthcheck.test[1] ?? '').replaceAll('$$', '$');
+      for (const probe of [container.readinessProbe, container.livenessProbe]) {
+        expect(probe?.exec?.command).toEqual(['sh', '-c', command]);
+        expect(timingsOf(probe)).toMatchObject({
+          periodSeconds: seconds(db.healthcheck.interval),
+          timeoutSeconds: seconds(db.healthcheck.timeout),
+          failureThreshold: db.healthcheck.retries,
+        });
+      }
+    });
+
+  it('takes every password from a Secret: generated with the example values of example.env, or created by the user', () => {
+    const references: { name: string; key: string }[] = [];
+    for (const workload of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')]) {
+      for (const e of containerOf(workload).env ?? []) {
+        if (e.valueFrom?.secretKeyRef !== undefined)
+          references.push({ name: e.valueFrom.secretKeyRef.name ?? '', key: e.valueFrom.secretKeyRef.key });
+        // No password written out: not the example's, and a URL's only as a variable read from a Secret.
+        expect(e.value ?? '', `${keyOf(workload)}: ${e.name}`).not.toContain(exampleEnv.POSTGRES_PASSWORD);
+        const urlPassword = /:\/\/[^:/@]+:([^@]*)@/.exec(e.value ?? '')?.[1];
+        if (urlPassword !== undefined) expect(urlPassword, `${keyOf(workload)}: ${e.name}`).toMatch(/^\$\(\w+\)$/);
+      }
+    }
+    const secrets = k8s.all<ISecret>('Secret');
+    if (external) {
+      // The user creates `database-url` (kustomization.yaml says how): no Secret here, nothing to leak.
+      expect(secrets).toEqual([]);
+      expect([...new Set(references.map((r) => `${r.name}/${r.key}`))]).toEqual(['database-url/DATABASE_URL']);
+      return;
+    }
+    expect(secrets.length).toBe(withDb ? 1 : 0);
+    for (const { name, key } of references) {
+      const secret = secrets.find((s) => s.metadata.name === name);
+      expect(secret?.data?.[key], `${name}/${key}`).toBeDefined();
+    }
+    if (!withDb) return;
+    const values = Object.fromEntries(Object.entries(secrets[0]?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+    // The local example of compose: example.env's user and password, compose's default database name.
+    const db = environmentOf(compose.db ?? {});
+    expect(values).toEqual({
+      POSTGRES_USER: exampleEnv.POSTGRES_USER,
+      POSTGRES_PASSWORD: exampleEnv.POSTGRES_PASSWORD,
+      POSTGRES_DB: withDefaults(db.POSTGRES_DB ?? ''),
+    });
+  });
+});
