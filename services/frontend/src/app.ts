@@ -1,4 +1,4 @@
-import { createServer, healthPlugin, type App, type Logger } from '@svc/kit';
+import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import { Type } from 'typebox';
 import type { BackendClient } from './backend-client.js';
@@ -21,6 +21,10 @@ export function createFrontendApp(options: FrontendAppOptions): App {
   const app = createServer({ logger: options.logger, api: { title: 'frontend', description: services.frontend.summary } });
   app.addHook('onClose', () => backend.close());
   void app.register(healthPlugin({ schema: Health, report: () => ({ status: 'healthy' as const, service: 'frontend' as const }) }));
+  // Ready whenever it serves, whatever the backend's state: the backend has its own readiness, and
+  // frontends taken out of rotation while it is down would leave nothing to answer, their JSON 500
+  // ("Failed to fetch users") replaced by the load balancer's own error page.
+  void app.register(readyPlugin());
   void app.register(usersRoute(backend));
   return app;
 }

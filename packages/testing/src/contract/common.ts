@@ -33,6 +33,13 @@ export function commonContract(baseUrl: () => string): void {
     expect(preflight.headers.get('access-control-allow-headers')).toBe('x-trace');
   });
 
+  it('answers GET /ready with 200 {"status":"ready"} while it and what it needs are up', async () => {
+    const res = await documentedFetch(`${baseUrl()}/ready`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({ status: 'ready' });
+  });
+
   it('does not advertise its framework', async () => {
     const res = await documentedFetch(`${baseUrl()}/health`);
     expect(res.headers.get('x-powered-by')).toBeNull();
