@@ -5,8 +5,8 @@ import type { UserPage, UserStore } from './user.js';
  * Users per query of a streamed list: about 110 kB of JSON, so the process holds a few hundred
  * kB of a list of any length (this batch, the next one being read, the socket's buffer). Larger
  * batches page faster on PostgreSQL (300,000 users: 1.0-1.9 s in batches of 5,000, 2.7-3.5 s in
- * batches of 1,000), but a page's text over V8's 128 kB regular-object limit is allocated in the
- * large-object space, and peak RSS rose (a million users with a 64 MB heap: 129 to 144 MB).
+ * batches of 1,000), but peak RSS rose (a million users with a 64 MB heap: 129 to 144 MB), probably
+ * because a text over V8's 128 kB regular-object size goes to the large-object space (not verified).
  */
 export const STREAM_BATCH = 1000;
 
