@@ -84,7 +84,13 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
     expect(listed).toMatchObject({ status: 200, users: total, complete: true });
     const state = (await docker(['inspect', '--format', '{{.State.OOMKilled}} {{.RestartCount}} {{.HostConfig.Memory}}', web])).toString();
     expect(state.trim()).toBe(`false 0 ${512 * 1024 * 1024}`);
-    const peak = await docker(['exec', web, 'cat', '/sys/fs/cgroup/memory.peak']).catch(() => undefined);
+    const peak = await docker([
+      'exec',
+      web,
+      'sh',
+      '-c',
+      'cat /sys/fs/cgroup/memory.peak || cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes',
+    ]).catch(() => undefined);
     console.log(
       `database stack: ${total} users, ${(listed.bytes / 1e6).toFixed(0)} MB listed; web container memory peak ${peak === undefined ? 'not readable' : `${(Number(peak.toString()) / 2 ** 20).toFixed(0)} MiB`}`,
     );
