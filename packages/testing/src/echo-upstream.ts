@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenSwitchable } from './switchable-server.js';
 
 /** What the echo upstream answers: the request exactly as it arrived there. */
 export interface EchoedRequest {
@@ -55,10 +54,8 @@ function sendDownload(response: ServerResponse, size: number, cut: boolean): voi
  * `early` sends a 103 Early Hints before the answer.
  */
 export async function startEchoUpstream(): Promise<EchoUpstream> {
-  let connections = 0;
   let requests = 0;
   let abandoned = 0;
-  const sockets = new Set<Socket>();
   const held: (() => void)[] = [];
   let onHang: (() => void) | undefined;
 
@@ -97,27 +94,13 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       onHang?.();
     });
   });
-  server.on('connection', (socket: Socket) => {
-    connections += 1;
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
-
-  const goDown = async (): Promise<void> => {
-    if (!server.listening) return;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of sockets) socket.destroy();
-    await closed;
-  };
+  const listening = await listenSwitchable(server, '127.0.0.1');
+  const { port, goDown } = listening;
   return {
     port,
     url: `http://127.0.0.1:${port}`,
     get connections() {
-      return connections;
+      return listening.connections;
     },
     get requests() {
       return requests;
@@ -130,10 +113,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       for (const answer of held.splice(0)) answer();
     },
     goDown,
-    comeUp: async () => {
-      server.listen(port, '127.0.0.1');
-      await once(server, 'listening');
-    },
+    comeUp: listening.comeUp,
     close: async () => {
       held.splice(0);
       await goDown();

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenSwitchable } from './switchable-server.js';
 
 /** What a replica answers: which replica, and the request as it arrived there. */
 export interface ReplicaAnswer {
@@ -44,8 +43,6 @@ export interface Replica {
  */
 export async function startReplica(address: string, port = 0): Promise<Replica> {
   let requests = 0;
-  let connections = 0;
-  const sockets = new Set<Socket>();
   const held: (() => void)[] = [];
   let onHang: (() => void) | undefined;
   const state = { resetting: false };
@@ -77,32 +74,19 @@ export async function startReplica(address: string, port = 0): Promise<Replica> 
       onHang?.();
     });
   });
-  server.on('connection', (socket: Socket) => {
-    connections += 1;
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  server.listen(port, address);
-  await once(server, 'listening');
-  const bound = (server.address() as AddressInfo).port;
-
-  const goDown = async (): Promise<void> => {
-    if (!server.listening) return;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const socket of sockets) socket.destroy();
-    await closed;
-  };
+  const listening = await listenSwitchable(server, address, port);
+  const { goDown } = listening;
   return {
     address,
-    port: bound,
+    port: listening.port,
     get requests() {
       return requests;
     },
     get connections() {
-      return connections;
+      return listening.connections;
     },
     get openConnections() {
-      return sockets.size;
+      return listening.open;
     },
     get resetting() {
       return state.resetting;
@@ -115,10 +99,7 @@ export async function startReplica(address: string, port = 0): Promise<Replica> 
       for (const send of held.splice(0)) send();
     },
     goDown,
-    comeUp: async () => {
-      server.listen(bound, address);
-      await once(server, 'listening');
-    },
+    comeUp: listening.comeUp,
     close: async () => {
       held.splice(0);
       await goDown();
