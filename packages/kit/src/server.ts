@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type RawServerDefault,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -142,7 +143,8 @@ export function createServer(options: ServerOptions): App {
     closeQuietConnections();
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  /** A request no route takes: 405 with Allow on a path that takes other methods, 404 elsewhere. */
+  const answerUnrouted = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const path = pathOf(request.url);
     const allowed = allowedMethods(path);
     if (allowed.length > 0) {
@@ -150,9 +152,13 @@ export function createServer(options: ServerOptions): App {
       return sendError(reply, 405, `Method ${request.method} is not allowed on ${path}`);
     }
     return sendError(reply, 404, `Not found: ${request.method} ${path}`);
-  });
+  };
+  app.setNotFoundHandler(answerUnrouted);
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // Fastify refuses a QUERY without a Content-Type before any route is looked up; no route takes
+    // QUERY here, so it gets the answer of every other method a path does not take.
+    if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') return answerUnrouted(request, reply);
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
     if (error instanceof HttpError) {
       if (status >= 500) request.log.warn({ err: error }, error.message);

@@ -81,17 +81,50 @@ export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox 
 }
 
 /**
+ * A create request's JSON body: undefined when empty. Keys that would reach an object's prototype
+ * when the body is copied or merged are refused by name; Fastify's own parser refuses them too,
+ * but as "not valid JSON", which is false.
+ */
+function parseJsonBody(body: string): unknown {
+  if (body === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return new HttpError(400, 'Request body is not valid JSON');
+  }
+  const forbidden = prototypeKey(value);
+  return forbidden === undefined ? value : new HttpError(400, `Request body must not contain the key ${forbidden}`);
+}
+
+/**
+ * `__proto__` or `constructor.prototype` when an object in the value has such a key (JSON.parse
+ * makes them own keys). A loop, not recursion: a 1 MiB body can nest deeper than the stack.
+ */
+function prototypeKey(value: unknown): string | undefined {
+  const pending: unknown[] = [value];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    if (typeof item !== 'object' || item === null) continue;
+    if (Object.hasOwn(item, '__proto__')) return '__proto__';
+    const constructor: unknown = Object.hasOwn(item, 'constructor') ? (item as { constructor: unknown }).constructor : undefined;
+    if (typeof constructor === 'object' && constructor !== null && Object.hasOwn(constructor, 'prototype')) return 'constructor.prototype';
+    for (const child of Object.values(item)) pending.push(child);
+  }
+  return undefined;
+}
+
+/**
  * POST /api/users on the store (spec 4.2). Encapsulated: its JSON parser, which takes an empty
  * body as an absent one, applies to this route alone.
  */
 export function createUserPlugin(store: UserStore): FastifyPluginCallbackTypebox {
   return (app, _options, done) => {
     // An empty body sent as JSON is an absent body (rule 1 of spec 4.2), not a parse error.
-    const parseJson = app.getDefaultJsonParser('error', 'error');
     app.removeContentTypeParser('application/json');
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, parsed) => {
-      if (body === '') parsed(null, undefined);
-      else void parseJson(request, body as string, parsed); // parseAs: 'string' hands over a string
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, parsed) => {
+      const result = parseJsonBody(body as string); // parseAs: 'string' hands over a string
+      if (result instanceof HttpError) parsed(result, undefined);
+      else parsed(null, result);
     });
 
     app.post(

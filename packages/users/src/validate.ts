@@ -12,6 +12,29 @@ export type ParseResult = { ok: true; user: NewUser } | { ok: false; error: stri
 // One `@`, something without spaces on each side. Deliverability is the mail server's business.
 const emailForm = /^[^\s@]+@[^\s@]+$/;
 
+// Then the address people expect: WHATWG HTML's "valid e-mail address", with letters and digits of
+// any script as internationalized addresses allow (RFC 6531), and no empty part between dots
+// (`a..b@x.io`, which WHATWG lets through). The local part: dot-separated atoms of letters,
+// digits and !#$%&'*+/=?^_`{|}~- ; the domain: dot-separated labels of letters and digits with
+// inner hyphens, at most 63 characters each.
+const localAtom = /^[\p{L}\p{M}\p{N}!#$%&'*+/=?^_`{|}~-]+$/u;
+const domainLabel = /^[\p{L}\p{M}\p{N}](?:[\p{L}\p{M}\p{N}-]{0,61}[\p{L}\p{M}\p{N}])?$/u;
+
+export const EMAIL_FORM_MESSAGE = 'email must be of the form local@domain';
+export const EMAIL_LOCAL_MESSAGE =
+  "email must have only letters, digits and !#$%&'*+/=?^_`{|}~- before the @, in parts joined by single dots";
+export const EMAIL_DOMAIN_MESSAGE =
+  'email must have a domain after the @ of names joined by single dots, each of letters, digits and inner hyphens';
+
+/** What is wrong with the form of an email, or undefined when nothing is. */
+function emailProblem(email: string): string | undefined {
+  if (!emailForm.test(email)) return EMAIL_FORM_MESSAGE;
+  const [local = '', domain = ''] = email.split('@');
+  if (!local.split('.').every((atom) => localAtom.test(atom))) return EMAIL_LOCAL_MESSAGE;
+  if (!domain.split('.').every((label) => domainLabel.test(label))) return EMAIL_DOMAIN_MESSAGE;
+  return undefined;
+}
+
 // In a `u` regex a valid surrogate pair is one code point, so only lone halves match.
 const loneSurrogate = /\p{Cs}/u;
 
@@ -39,8 +62,6 @@ export function parseNewUser(body: unknown): ParseResult {
   if (typeof email !== 'string') return { ok: false, error: 'email must be a string' };
   const user = { name: name.trim(), email: email.trim() };
   const error =
-    checkText('name', user.name, NAME_MAX_LENGTH) ??
-    checkText('email', user.email, EMAIL_MAX_LENGTH) ??
-    (emailForm.test(user.email) ? undefined : 'email must be of the form local@domain');
+    checkText('name', user.name, NAME_MAX_LENGTH) ?? checkText('email', user.email, EMAIL_MAX_LENGTH) ?? emailProblem(user.email);
   return error === undefined ? { ok: true, user } : { ok: false, error };
 }

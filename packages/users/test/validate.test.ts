@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseNewUser, REQUIRED_MESSAGE } from '../src/index.js';
+import { EMAIL_DOMAIN_MESSAGE, EMAIL_LOCAL_MESSAGE } from '../src/validate.js';
 
 describe('parseNewUser', () => {
   it.each([
@@ -28,11 +29,33 @@ describe('parseNewUser', () => {
     [{ name: 'A', email: 'a@b@c' }, 'email must be of the form local@domain'],
     [{ name: 'A', email: 'a b@c.d' }, 'email must be of the form local@domain'],
     [{ name: 'A', email: '@c.d' }, 'email must be of the form local@domain'],
+    // Found by an API fuzzer: each was stored and listed back.
+    [{ name: 'A', email: 'a@.io' }, EMAIL_DOMAIN_MESSAGE],
+    [{ name: 'A', email: '-@-' }, EMAIL_DOMAIN_MESSAGE],
+    [{ name: 'A', email: 'a..b@x.io' }, EMAIL_LOCAL_MESSAGE],
+    [{ name: 'A', email: 'a<b@x.io' }, EMAIL_LOCAL_MESSAGE],
+    [{ name: 'A', email: '(c)a@x.io' }, EMAIL_LOCAL_MESSAGE],
+    [{ name: 'A', email: '.a@x.io' }, EMAIL_LOCAL_MESSAGE],
+    [{ name: 'A', email: 'a@x.io.' }, EMAIL_DOMAIN_MESSAGE],
+    [{ name: 'A', email: 'a@-x.io' }, EMAIL_DOMAIN_MESSAGE],
+    [{ name: 'A', email: `a@${'x'.repeat(64)}.io` }, EMAIL_DOMAIN_MESSAGE],
     [{ name: 'A\u0000B', email: 'a@b.c' }, 'name must not contain NUL characters'],
     [{ name: 'A', email: 'a\u0000@b.c' }, 'email must not contain NUL characters'],
     [{ name: 'A\ud800', email: 'a@b.c' }, 'name must be valid Unicode text'],
   ])('rejects %j with a specific message', (body, error) => {
     expect(parseNewUser(body)).toEqual({ ok: false, error });
+  });
+
+  it.each([
+    'a@b.c',
+    'john.doe+tag@example.com',
+    "o'neil!#$%&*/=?^_`{|}~-@sub-domain.example.org",
+    'élise@exämple.fr',
+    '李@例子.中国',
+    'user@localhost',
+    `a@${'x'.repeat(63)}.io`,
+  ])('accepts the email %s', (email) => {
+    expect(parseNewUser({ name: 'A', email })).toEqual({ ok: true, user: { name: 'A', email } });
   });
 
   it('trims surrounding whitespace, counts characters not UTF-16 units, and ignores other fields', () => {

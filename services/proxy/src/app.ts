@@ -1,7 +1,7 @@
 import { METHODS } from 'node:http';
 import { createServer, errorAnswer, notInDocument, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { ResponseRelay } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
@@ -118,6 +118,12 @@ export function createProxyApp(options: ProxyAppOptions): App {
   const documented = METHODS.filter((method) => openApiMethods.has(method));
   const undocumented = METHODS.filter((method) => method !== 'CONNECT' && !openApiMethods.has(method));
   void app.register((routes: App, _options, done) => {
+    // Fastify refuses a QUERY without a Content-Type before the handler runs; nginx passes it on,
+    // and so do we (the upstream answers it). Every other error goes to the kit's handler.
+    routes.setErrorHandler((error: FastifyError, request, reply) => {
+      if (error.code !== 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') throw error;
+      forward(request, reply);
+    });
     routes.route({ method: documented, url: '/*', schema: forwardSchema, handler: forward });
     routes.route({ method: undocumented, url: '/*', schema: notInDocument, handler: forward });
     done();

@@ -20,6 +20,17 @@ export function commonContract(baseUrl: () => string): void {
     expect(await res.json()).toEqual({ error: 'Method DELETE is not allowed on /health' });
   });
 
+  // QUERY is a safe method with a body (RFC 10008) that no route here takes; PROPFIND a WebDAV one.
+  it.each(['QUERY', 'PROPFIND'])('answers %s as any method a path does not take: 405 with Allow, or 404', async (method) => {
+    const known = await fetch(`${baseUrl()}/health`, { method });
+    expect(known.status).toBe(405);
+    expect(known.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect(await known.json()).toEqual({ error: `Method ${method} is not allowed on /health` });
+    const unknown = await fetch(`${baseUrl()}/no/such/path`, { method });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: `Not found: ${method} /no/such/path` });
+  });
+
   it('allows every origin, on simple requests and on preflight', async () => {
     const simple = await documentedFetch(`${baseUrl()}/health`, { headers: { origin: 'https://example.org' } });
     expect(simple.headers.get('access-control-allow-origin')).toBe('*');

@@ -3,6 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { paginationContract } from './pagination.js';
 import { fetchUserList, uniqueEmail, type ListedUser } from './users.js';
 
+const EMAIL_LOCAL_MESSAGE = "email must have only letters, digits and !#$%&'*+/=?^_`{|}~- before the @, in parts joined by single dots";
+const EMAIL_DOMAIN_MESSAGE =
+  'email must have a domain after the @ of names joined by single dots, each of letters, digits and inner hyphens';
+
 export interface DatabaseExpectations {
   /** The database the service should report; `connected` unless a test took it away. */
   database?: 'connected' | 'disconnected';
@@ -97,6 +101,11 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
       [{ name: 'x'.repeat(101), email: 'a@b.c' }, 'name must be at most 100 characters'],
       [{ name: 'A', email: `${'x'.repeat(117)}@b.c` }, 'email must be at most 120 characters'],
       [{ name: 'A', email: 'not-an-email' }, 'email must be of the form local@domain'],
+      [{ name: 'A', email: 'a@.io' }, EMAIL_DOMAIN_MESSAGE],
+      [{ name: 'A', email: '-@-' }, EMAIL_DOMAIN_MESSAGE],
+      [{ name: 'A', email: 'a..b@x.io' }, EMAIL_LOCAL_MESSAGE],
+      [{ name: 'A', email: 'a<b@x.io' }, EMAIL_LOCAL_MESSAGE],
+      [{ name: 'A', email: '(c)a@x.io' }, EMAIL_LOCAL_MESSAGE],
       [{ name: 'A\u0000', email: 'a@b.c' }, 'name must not contain NUL characters'],
       [{ name: 'A', email: 'a\u0000b@c.d' }, 'email must not contain NUL characters'],
     ])('%j', async (body, error) => {
@@ -105,6 +114,14 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
 
     it('malformed JSON', async () => {
       await expectError(await post(baseUrl(), '{"name": "A",'), 400, 'Request body is not valid JSON');
+    });
+
+    it.each([
+      ['{"name":"A","email":"a@b.c","__proto__":{"admin":true}}', '__proto__'],
+      ['{"name":"A","email":"a@b.c","x":[{"\\u005f_proto__":{}}]}', '__proto__'],
+      ['{"name":"A","email":"a@b.c","constructor":{"prototype":{"admin":true}}}', 'constructor.prototype'],
+    ])('valid JSON with a key that reaches a prototype: %s', async (body, key) => {
+      await expectError(await post(baseUrl(), body), 400, `Request body must not contain the key ${key}`);
     });
   });
 
