@@ -68,11 +68,90 @@ describe.each(stackNames)('deploy/compose/%s.yml agrees with the manifest', (sta
 
 const swarmStacks = stackNames.filter((stack) => repoFileExists(`deploy/swarm/${stack}.yml`));
 
+/** What these tests read of a swarm service beyond what compose and swarm files share. */
+type SwarmService = ComposeService & {
+  healthcheck?: unknown;
+  secrets?: string[];
+  volumes?: unknown;
+  deploy?: {
+    replicas?: string | number;
+    endpoint_mode?: string;
+    placement?: { constraints?: string[] };
+    resources?: { limits?: { cpus?: string; memory?: string } };
+    update_config?: { order?: string; failure_action?: string };
+    restart_policy?: { condition?: string };
+  };
+};
+
+/** Compose's DATABASE_URL without its password (`:${POSTGRES_PASSWORD:-password}`): what a swarm file gives. */
+function withoutPassword(url: string): string {
+  const stripped = url.replace(/:\$\{POSTGRES_PASSWORD:-[^}]*\}@/, '@');
+  expect(stripped, `compose's DATABASE_URL ${url}`).not.toBe(url);
+  return stripped;
+}
+
 describe.each(swarmStacks)('deploy/swarm/%s.yml agrees with the manifest', (stack) => {
+  const swarm = composeServices(`deploy/swarm/${stack}.yml`) as Record<string, SwarmService>;
+  const compose = composeServices(`deploy/compose/${stack}.yml`) as Record<string, SwarmService>;
+  const ours = membersOf(stack).filter((m) => m.composeImage === undefined);
+
   it("has exactly the stack's members and what compose adds; images, published ports and links", () => {
-    checkMembers(stack, composeServices(`deploy/swarm/${stack}.yml`));
+    checkMembers(stack, swarm);
+  });
+
+  it('publishes in host mode only (no routing mesh: it needs IPVS) and uses no depends_on (swarm ignores it)', () => {
+    for (const [as, service] of Object.entries(swarm)) {
+      for (const port of service.ports ?? []) expect(port, `${as}: port`).toMatchObject({ protocol: 'tcp', mode: 'host' });
+      expect(service.depends_on, `${as}: depends_on`).toBeUndefined();
+    }
+  });
+
+  it.each(ours.map((m) => m.as))(
+    '%s: replicated by DNS round robin, limited, rolled start-first with rollback, checked as in compose',
+    (as) => {
+      const service = swarm[as] ?? {};
+      expect(String(service.deploy?.replicas)).toMatch(new RegExp(`^\\$\\{${as.toUpperCase()}_REPLICAS:-[2-9]\\}$`));
+      expect(service.deploy).toMatchObject({
+        endpoint_mode: 'dnsrr',
+        resources: { limits: { cpus: '1', memory: '512M' } },
+        restart_policy: { condition: 'any' },
+        update_config: { order: 'start-first', failure_action: 'rollback' },
+      });
+      expect(service.healthcheck, 'healthcheck').toEqual(compose[as]?.healthcheck);
+      // The environment of compose, with DATABASE_URL's password from the secret instead.
+      const { DATABASE_URL: url, ...rest } = environmentOf(compose[as] ?? {});
+      const expected =
+        url === undefined ? rest : { ...rest, DATABASE_URL: withoutPassword(url), DATABASE_PASSWORD_FILE: '/run/secrets/db-password' };
+      expect(environmentOf(service), 'environment').toEqual(expected);
+      expect(service.secrets ?? [], 'secrets').toEqual(url === undefined ? [] : ['db-password']);
+    },
+  );
+
+  const composeOnly: readonly string[] = stacks[stack].composeOnly;
+  it.runIf(composeOnly.includes('db'))('db: one PostgreSQL on the labelled node, its password a secret file, never a variable', () => {
+    const db = swarm.db ?? {};
+    expect(db.image).toBe(compose.db?.image);
+    expect(db.deploy).toMatchObject({ replicas: 1, endpoint_mode: 'dnsrr', placement: { constraints: ['node.labels.db == true'] } });
+    expect(db.volumes).toEqual(compose.db?.volumes);
+    expect(db.healthcheck).toEqual(compose.db?.healthcheck);
+    const { POSTGRES_PASSWORD: password, ...rest } = environmentOf(compose.db ?? {});
+    expect(password).toBeDefined();
+    expect(environmentOf(db)).toEqual({ ...rest, POSTGRES_PASSWORD_FILE: '/run/secrets/db-password' });
+    expect(db.secrets).toEqual(['db-password']);
+  });
+
+  it('holds no password in any environment, only secret files', () => {
+    for (const [as, service] of Object.entries(swarm)) {
+      for (const [name, value] of Object.entries(environmentOf(service))) {
+        if (/PASSWORD/.test(name)) expect(name, as).toMatch(/_FILE$/);
+        if (name === 'DATABASE_URL') expect(new URL(withDefaultsOf(value)).password, `${as}: DATABASE_URL`).toBe('');
+      }
+    }
   });
 });
+
+/** A compose value with `${NAME:-default}` as its default. */
+const withDefaultsOf = (value: string): string => value.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
 
 describe('deploy/nginx/nginx.conf', () => {
   const conf = readRepoFile('deploy/nginx/nginx.conf');

@@ -1,0 +1,237 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { backendContract } from '@svc/testing/contract/backend';
+import { commonContract } from '@svc/testing/contract/common';
+import { databaseContract } from '@svc/testing/contract/database';
+import { frontendContract } from '@svc/testing/contract/frontend';
+import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
+import { docker, dockerResult, probe, repoRoot, waitFor } from './support/docker.js';
+import { memberPort, type StackName } from './support/images.js';
+
+const stage = inject('containerStage');
+if (stage.skipReason !== undefined) console.warn(stage.skipReason);
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** The swarm stacks with PostgreSQL: their members' replicas as the files default them (db: one). */
+const deployed = {
+  database: { replicas: { web: 2, db: 1 } },
+  'two-tier': { replicas: { frontend: 2, backend: 2, db: 1 } },
+} satisfies Partial<Record<StackName, { replicas: Record<string, number> }>>;
+type SwarmStack = keyof typeof deployed;
+
+/** Task containers of a swarm service on this node. */
+async function tasksOf(service: string): Promise<string[]> {
+  return (await docker(['ps', '-q', '--filter', `label=com.docker.swarm.service.name=${service}`])).split('\n').filter(Boolean);
+}
+
+/** Running tasks of a service (`docker service ls`: with a health check, a task runs once healthy). */
+async function running(service: string): Promise<number> {
+  const line = await docker(['service', 'ls', '--filter', `name=${service}`, '--format', '{{.Name}} {{.Replicas}}']);
+  return Number(new RegExp(`^${service} (\\d+)/\\d+`, 'm').exec(line)?.[1] ?? 0);
+}
+
+/** http://127.0.0.1:<port> of a task's container port, published in host mode on a free port. */
+async function taskUrl(container: string, port: number): Promise<string> {
+  const mapping = (await docker(['port', container, `${port}/tcp`])).split('\n')[0] ?? '';
+  const match = /:(\d+)$/.exec(mapping);
+  if (!match) throw new Error(`${container}:${port} is not published (docker port says "${mapping}")`);
+  return `http://127.0.0.1:${match[1]}`;
+}
+
+describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on Docker Swarm (deploy/swarm/*.yml)', () => {
+  const fileStarted = performance.now();
+  const stackName = (stack: SwarmStack): string => `sw${stack.replace('-', '')}${stage.runId}`;
+  const secret = `sample-db-password-${stage.runId}`;
+  // Characters a URL would misread, to show DATABASE_PASSWORD_FILE's encoding end to end.
+  const password = `p@ss/w:rd%?#&${randomBytes(9).toString('hex')}`;
+  let initializedHere = false;
+  let labelledHere = '';
+  let dir = '';
+  /** Published URLs of each member's replicas, by `<stack>/<member>`. */
+  const urls = new Map<string, string[]>();
+  const urlOf = (stack: SwarmStack, as: string, index = 0): string => urls.get(`${stack}/${as}`)?.[index] ?? '';
+
+  const removeStack = async (stack: SwarmStack): Promise<void> => {
+    const name = stackName(stack);
+    await dockerResult(['stack', 'rm', name]);
+    // Volumes and the network go only once every task's container is gone.
+    await waitFor(
+      `${name}'s containers and network to go`,
+      async () => {
+        const [containers, networks] = await Promise.all([
+          docker(['ps', '-aq', '--filter', `label=com.docker.stack.namespace=${name}`]),
+          docker(['network', 'ls', '-q', '--filter', `name=${name}_`]),
+        ]);
+        return containers === '' && networks === '' ? true : undefined;
+      },
+      90_000,
+      1_000,
+    );
+    const volumes = (await docker(['volume', 'ls', '-q', '--filter', `label=com.docker.stack.namespace=${name}`]))
+      .split('\n')
+      .filter(Boolean);
+    if (volumes.length > 0) await docker(['volume', 'rm', ...volumes]);
+  };
+
+  beforeAll(async () => {
+    const state = await docker(['info', '--format', '{{.Swarm.LocalNodeState}}']);
+    if (state !== 'active') {
+      await docker(['swarm', 'init', '--advertise-addr', '127.0.0.1']);
+      initializedHere = true;
+    }
+    // PostgreSQL goes only to a node labelled db=true: this one.
+    const node = await docker(['info', '--format', '{{.Swarm.NodeID}}']);
+    if ((await docker(['node', 'inspect', node, '--format', '{{index .Spec.Labels "db"}}'])) !== 'true') {
+      await docker(['node', 'update', '--label-add', 'db=true', node]);
+      labelledHere = node;
+    }
+    // The secret from a file with a trailing newline, as `echo pw > file` writes it: both readers drop it.
+    dir = await mkdtemp(join(tmpdir(), 'swarm-stacks-'));
+    await writeFile(join(dir, 'password'), `${password}\n`, { mode: 0o600 });
+    await docker(['secret', 'create', secret, join(dir, 'password')]);
+
+    const started = performance.now();
+    // Both stacks at once: most of the wait is the first health probe (30 s), the same for all.
+    await Promise.all(
+      (Object.keys(deployed) as SwarmStack[]).map((stack) =>
+        docker(['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm', `${stack}.yml`), stackName(stack)], {
+          // Port 0: two replicas on one node cannot share a host port, so each gets a free one.
+          env: {
+            TAG: stage.tag,
+            DB_PASSWORD_SECRET: secret,
+            POSTGRES_USER: 'tester',
+            WEB_PORT: '0',
+            FRONTEND_PORT: '0',
+            BACKEND_PORT: '0',
+          },
+        }),
+      ),
+    );
+    for (const stack of Object.keys(deployed) as SwarmStack[]) {
+      for (const [as, wanted] of Object.entries(deployed[stack].replicas)) {
+        const service = `${stackName(stack)}_${as}`;
+        await waitFor(
+          `${wanted} healthy ${service} tasks`,
+          async () => ((await running(service)) === wanted ? true : undefined),
+          180_000,
+          1_000,
+        );
+        const containers = await tasksOf(service);
+        for (const container of containers) {
+          expect(await docker(['inspect', '--format', '{{.State.Health.Status}}', container]), `${service} ${container}`).toBe('healthy');
+        }
+        if (as !== 'db') urls.set(`${stack}/${as}`, await Promise.all(containers.map((c) => taskUrl(c, memberPort(stack, as)))));
+      }
+    }
+    // Healthy is not connected: the services start before PostgreSQL answers and find it later.
+    await waitFor(
+      'every replica of web and backend to be ready (database connected)',
+      async () => {
+        const replicas = [...(urls.get('database/web') ?? []), ...(urls.get('two-tier/backend') ?? [])];
+        const statuses = await Promise.all(replicas.map(async (url) => (await probe(`${url}/ready`)).status));
+        return statuses.length === 4 && statuses.every((s) => s === 200) ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+    console.log(`swarm stacks: deployed, every task healthy and ready in ${seconds(performance.now() - started)}`);
+  }, 300_000);
+
+  afterAll(async () => {
+    await Promise.all((Object.keys(deployed) as SwarmStack[]).map((stack) => removeStack(stack).catch(() => undefined)));
+    await dockerResult(['secret', 'rm', secret]);
+    if (labelledHere !== '') await dockerResult(['node', 'update', '--label-rm', 'db', labelledHere]);
+    if (initializedHere) {
+      await docker(['swarm', 'leave', '--force']);
+      await dockerResult(['network', 'rm', 'docker_gwbridge']); // created by swarm init, left by leave
+    }
+    if (dir !== '') await rm(dir, { recursive: true, force: true });
+    console.log(`swarm-stacks.test.ts: ${seconds(performance.now() - fileStarted)} in all`);
+  }, 180_000);
+
+  it('publishes every replica in host mode and places PostgreSQL on the labelled node', async () => {
+    expect([...urls.keys()].sort()).toEqual(['database/web', 'two-tier/backend', 'two-tier/frontend']);
+    for (const [key, list] of urls) expect(new Set(list).size, `${key}: a port per replica`).toBe(2);
+    for (const stack of Object.keys(deployed) as SwarmStack[]) {
+      const db = `${stackName(stack)}_db`;
+      const constraints = await docker(['service', 'inspect', db, '--format', '{{json .Spec.TaskTemplate.Placement.Constraints}}']);
+      expect(JSON.parse(constraints)).toEqual(['node.labels.db == true']);
+      const volumes = await docker(['volume', 'ls', '-q', '--filter', `label=com.docker.stack.namespace=${stackName(stack)}`]);
+      expect(volumes.split('\n')).toContain(`${stackName(stack)}_postgres-data`);
+    }
+  });
+
+  it('keeps the password out of every service spec and container environment: only the secret file', async () => {
+    for (const stack of Object.keys(deployed) as SwarmStack[]) {
+      for (const as of Object.keys(deployed[stack].replicas)) {
+        const service = `${stackName(stack)}_${as}`;
+        const spec = await docker(['service', 'inspect', service, '--format', '{{json .Spec.TaskTemplate.ContainerSpec}}']);
+        expect(spec, service).not.toContain(password);
+        expect(spec, service).not.toContain(encodeURIComponent(password));
+        const { Env: env = [], Secrets: secrets = [] } = JSON.parse(spec) as {
+          Env?: string[];
+          Secrets?: { SecretName: string; File: { Name: string } }[];
+        };
+        const uses = as === 'frontend' ? [] : [{ name: secret, file: 'db-password' }];
+        expect(
+          secrets.map((s) => ({ name: s.SecretName, file: s.File.Name })),
+          service,
+        ).toEqual(uses);
+        if (as === 'db') expect(env).toContain('POSTGRES_PASSWORD_FILE=/run/secrets/db-password');
+        if (as === 'web' || as === 'backend') expect(env).toContain('DATABASE_PASSWORD_FILE=/run/secrets/db-password');
+        for (const container of await tasksOf(service)) {
+          expect(await docker(['inspect', '--format', '{{json .Config.Env}}', container]), container).not.toContain(password);
+        }
+      }
+    }
+  });
+
+  describe('variant B (deploy/swarm/database.yml) on a published replica port', () => {
+    databaseContract(() => urlOf('database', 'web'));
+    commonContract(() => urlOf('database', 'web'));
+
+    it('both replicas serve the same PostgreSQL: a user created on one is listed by the other', async () => {
+      const email = uniqueEmail('swarm');
+      const created = await fetch(`${urlOf('database', 'web', 0)}/api/users`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Swarm', email }),
+      });
+      expect(created.status).toBe(201);
+      const { users } = await fetchUserList(urlOf('database', 'web', 1));
+      expect(users.map((u) => u.email)).toContain(email);
+    });
+  });
+
+  describe('two-tier (deploy/swarm/two-tier.yml): the backend on a published replica port', () => {
+    backendContract(() => urlOf('two-tier', 'backend'));
+    commonContract(() => urlOf('two-tier', 'backend'));
+  });
+
+  describe('two-tier: the frontend on a published replica port, reaching the backend replicas by name', () => {
+    frontendContract(
+      () => urlOf('two-tier', 'frontend'),
+      () => urlOf('two-tier', 'backend'),
+    );
+    commonContract(() => urlOf('two-tier', 'frontend'));
+
+    it('every frontend replica answers the users from the backend', async () => {
+      for (const url of urls.get('two-tier/frontend') ?? []) expect((await probe(`${url}/api/users`)).status, url).toBe(200);
+    });
+  });
+
+  it('stack rm and volume rm leave nothing of either stack', async () => {
+    const started = performance.now();
+    await Promise.all((Object.keys(deployed) as SwarmStack[]).map(removeStack));
+    for (const stack of Object.keys(deployed) as SwarmStack[]) {
+      const name = stackName(stack);
+      expect(await docker(['service', 'ls', '-q', '--filter', `label=com.docker.stack.namespace=${name}`])).toBe('');
+      expect(await docker(['volume', 'ls', '-q', '--filter', `label=com.docker.stack.namespace=${name}`])).toBe('');
+    }
+    console.log(`swarm stacks: removed with their volumes in ${seconds(performance.now() - started)}`);
+  }, 120_000);
+});
