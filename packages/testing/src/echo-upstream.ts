@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { HeldAnswers } from './held-answers.js';
 import { listenSwitchable } from './switchable-server.js';
 
 /** What the echo upstream answers: the request exactly as it arrived there. */
@@ -56,8 +57,7 @@ function sendDownload(response: ServerResponse, size: number, cut: boolean): voi
 export async function startEchoUpstream(): Promise<EchoUpstream> {
   let requests = 0;
   let abandoned = 0;
-  const held: (() => void)[] = [];
-  let onHang: (() => void) | undefined;
+  const held = new HeldAnswers();
 
   const server = createServer((request, response: ServerResponse) => {
     requests += 1;
@@ -87,11 +87,10 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       };
       if (query.has('early')) response.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
       if (!query.has('hang')) return answer();
-      held.push(answer);
       response.on('close', () => {
         if (!response.writableEnded) abandoned += 1;
       });
-      onHang?.();
+      held.hold(answer);
     });
   });
   const listening = await listenSwitchable(server, '127.0.0.1');
@@ -108,14 +107,12 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
     get abandoned() {
       return abandoned;
     },
-    nextHanging: () => new Promise<void>((resolve) => (onHang = resolve)),
-    releaseHanging: () => {
-      for (const answer of held.splice(0)) answer();
-    },
+    nextHanging: held.next,
+    releaseHanging: held.releaseAll,
     goDown,
     comeUp: listening.comeUp,
     close: async () => {
-      held.splice(0);
+      held.drop();
       await goDown();
     },
   };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { HeldAnswers } from './held-answers.js';
 import { listenSwitchable } from './switchable-server.js';
 
 /** What a replica answers: which replica, and the request as it arrived there. */
@@ -43,8 +44,7 @@ export interface Replica {
  */
 export async function startReplica(address: string, port = 0): Promise<Replica> {
   let requests = 0;
-  const held: (() => void)[] = [];
-  let onHang: (() => void) | undefined;
+  const held = new HeldAnswers();
   const state = { resetting: false };
 
   const server = createServer((request, response) => {
@@ -70,8 +70,7 @@ export async function startReplica(address: string, port = 0): Promise<Replica> 
         response.end(request.method === 'HEAD' ? undefined : JSON.stringify(answer));
       };
       if (!(request.url ?? '').includes('hang')) return send();
-      held.push(send);
-      onHang?.();
+      held.hold(send);
     });
   });
   const listening = await listenSwitchable(server, address, port);
@@ -94,14 +93,12 @@ export async function startReplica(address: string, port = 0): Promise<Replica> 
     set resetting(value: boolean) {
       state.resetting = value;
     },
-    nextHanging: () => new Promise<void>((resolve) => (onHang = resolve)),
-    releaseHanging: () => {
-      for (const send of held.splice(0)) send();
-    },
+    nextHanging: held.next,
+    releaseHanging: held.releaseAll,
     goDown,
     comeUp: listening.comeUp,
     close: async () => {
-      held.splice(0);
+      held.drop();
       await goDown();
     },
   };
