@@ -21,18 +21,16 @@ ARG SERVICE=simple
 # ---- manifests: every workspace's package.json and nothing else ----
 # Copying the workspace folders whole and keeping only package.json lets the dependency layers
 # below depend on the manifests alone, without listing the workspaces here.
-FROM node:20-bookworm AS manifests
+FROM node:24-bookworm-slim AS manifests
 WORKDIR /src
 COPY packages/ packages/
 COPY services/ services/
 RUN find packages services -type f ! -name package.json -delete \
  && find packages services -type d -empty -delete
 
-# ---- base: the full image has python3, make and g++ for better-sqlite3 ----
-FROM node:20-bookworm AS base
-# Native addons compile from source: prebuilt binaries come from hosts outside the npm registry.
-ENV npm_config_build_from_source=true \
-    npm_config_audit=false \
+# ---- base: no compilers needed: the one native addon (better-sqlite3) ships Node-API builds ----
+FROM node:24-bookworm-slim AS base
+ENV npm_config_audit=false \
     npm_config_fund=false \
     npm_config_update_notifier=false
 WORKDIR /src
@@ -63,10 +61,11 @@ RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
 FROM base AS production
 ARG SERVICE
 RUN npm ci --omit=dev "--workspace=services/${SERVICE}" \
- # better-sqlite3 needs only its compiled addon at run time, not the SQLite sources and objects (40 MB).
+ # better-sqlite3 ships a Node-API addon per platform; keep the one for this image (2.2 MB of 27 MB).
  && if [ -d node_modules/better-sqlite3 ]; then \
-      cd node_modules/better-sqlite3 && mv build/Release/better_sqlite3.node /tmp/ \
-      && rm -rf build deps src && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/; \
+      cd node_modules/better-sqlite3 && keep="$(node -p 'process.platform + "-" + process.arch').node" \
+      && find prebuilds -type f ! -name "$keep" -delete && rm -rf deps src binding.gyp \
+      && test -f "prebuilds/$keep"; \
     fi
 COPY --from=build /dist/ /src/
 # /out = what runs: node_modules plus manifest, compiled JS and own node_modules of each built workspace.
@@ -80,7 +79,7 @@ RUN mkdir /out \
  && find /out/node_modules -xtype l -delete
 
 # ---- runtime: the slim image, no compilers, no npm in the command ----
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # LOG_DIR: every service appends its JSON log there; DATA_DIR: the SQLite file of the services
 # that keep users when DATABASE_URL is unset. Both are the only writable paths, so --read-only works.
 ENV NODE_ENV=production \

@@ -58,7 +58,7 @@ describe.skipIf(stage.skipReason !== undefined)('proxies on user-defined network
       imageOf('simple', stage.tag),
     ]);
     await runDetached(['--name', echo, '--network', echoNet, '--network-alias', 'web', '--user', '1000:1000', '-e', `PORT=${webPort}`,
-      '-v', `${repoRoot}/test/containers/fixtures:/fixtures:ro`, 'node:20-bookworm-slim', 'node', '/fixtures/echo-headers.mjs']); // prettier-ignore
+      '-v', `${repoRoot}/test/containers/fixtures:/fixtures:ro`, 'node:24-bookworm-slim', 'node', '/fixtures/echo-headers.mjs']); // prettier-ignore
     await runDetached(['--name', proxy, '--network', appNet, '-p', `127.0.0.1:0:${proxyPort}`, imageOf('proxy', stage.tag)]);
     await runDetached(['--name', echoProxy, '--network', echoNet, '-p', `127.0.0.1:0:${proxyPort}`, imageOf('proxy', stage.tag)]);
     await docker(['run', '-d', '--name', nginx, '--network', echoNet, '-p', `127.0.0.1:0:${proxyPort}`,

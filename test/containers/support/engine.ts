@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { compose, dockerResult, repoRoot } from './docker.js';
 
 /** The shared CI tools: docker-engine.sh and offline-images/build.sh (see the README, "containers"). */
@@ -9,16 +9,16 @@ const engineScript = resolve(toolsDir, 'docker-engine.sh');
 const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
 
 /** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
-const baseImages = ['node:20-bookworm', 'node:20-bookworm-slim', 'postgres:15', 'nginx:1.22'];
+const baseImages = ['node:24-bookworm-slim', 'postgres:15', 'nginx:1.22'];
 
 async function dockerSucceeds(args: string[]): Promise<boolean> {
   return (await dockerResult(args)).code === 0;
 }
 
 /** Runs a tool with its output on our terminal (they report progress and failures themselves). */
-function runTool(file: string, args: string[]): Promise<void> {
+function runTool(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DOCKER_BUILDKIT: '0' } });
+    const child = spawn(file, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DOCKER_BUILDKIT: '0', ...env } });
     child.on('error', fail);
     child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`${file} ${args.join(' ')} exited with ${code}`))));
   });
@@ -55,7 +55,12 @@ export async function prepareEngine(): Promise<Engine> {
           `base images missing (${baseImages.filter((_, i) => !present[i]).join(', ')}) and ${baseImagesScript} does not exist`,
         );
       }
-      await runTool(baseImagesScript, ['--only', 'node,postgres,nginx']);
+      // The node stand-ins copy the Node that runs this stage, so it must be the images' line.
+      if (!process.version.startsWith('v24.')) {
+        throw new Error(`node:24 stand-ins are built from the running Node, which is ${process.version}: run install-node.sh 24 --link`);
+      }
+      const nodePrefix = dirname(dirname(process.execPath));
+      await runTool(baseImagesScript, ['--only', 'node,postgres,nginx'], { OFFIMG_NODE_PREFIX: nodePrefix });
     }
     return engine;
   } catch (error) {
