@@ -8,8 +8,8 @@ import type { UserStore } from './user.js';
 /** Where users live: PostgreSQL when a URL is given, otherwise a SQLite file in dataDir. */
 export interface StoreConfig {
   /**
-   * DATABASE_URL: `postgresql://user:password@host:port/db` (also `postgres://`), with the password
-   * of DATABASE_PASSWORD_FILE when that is set.
+   * DATABASE_URL: `postgresql://user:password@host:port/db` (also `postgres://`), or the URL held in
+   * the file DATABASE_URL_FILE names; with the password of DATABASE_PASSWORD_FILE when that is set.
    */
   databaseUrl: URL | undefined;
   /** DATA_DIR (default ./data), absolute: the SQLite file's directory when there is no URL. */
@@ -18,8 +18,8 @@ export interface StoreConfig {
 
 /** The store's variables, for the config reader of a service that keeps users. */
 export function readStoreConfig(env: Env): StoreConfig {
-  const databaseUrl = readOptionalUrl(env, 'DATABASE_URL', ['postgresql:', 'postgres:']);
-  // Read whether or not DATABASE_URL is set: every variable a reader knows is looked up on each call.
+  const databaseUrl = readDatabaseUrl(env);
+  // Read whether or not a URL is set: every variable a reader knows is looked up on each call.
   const passwordFile = readString(env, 'DATABASE_PASSWORD_FILE', '');
   if (passwordFile !== '') {
     if (databaseUrl === undefined)
@@ -28,26 +28,51 @@ export function readStoreConfig(env: Env): StoreConfig {
       throw new ConfigError('DATABASE_PASSWORD_FILE is set but DATABASE_URL has a password too: leave it out of the URL');
     }
     // The URL's user info is percent-encoded; the driver decodes it (decodeURIComponent).
-    databaseUrl.password = encodeURIComponent(readPasswordFile(passwordFile));
+    databaseUrl.password = encodeURIComponent(readSecretFile('DATABASE_PASSWORD_FILE', passwordFile));
   }
   return { databaseUrl, dataDir: resolve(readString(env, 'DATA_DIR', './data')) };
 }
 
+const postgresProtocols = ['postgresql:', 'postgres:'];
+
 /**
- * The password in DATABASE_PASSWORD_FILE (a Docker or Kubernetes secret, e.g. /run/secrets/db-password):
- * the file's text without one trailing newline, as `echo` or an editor leaves it. Never in a message.
+ * DATABASE_URL, or the URL in DATABASE_URL_FILE (a secret holding the whole URL, password included),
+ * never both. A URL from a file is never quoted in a message: it may hold the password.
  */
-function readPasswordFile(path: string): string {
+function readDatabaseUrl(env: Env): URL | undefined {
+  const fromEnv = readOptionalUrl(env, 'DATABASE_URL', postgresProtocols);
+  const urlFile = readString(env, 'DATABASE_URL_FILE', '');
+  if (urlFile === '') return fromEnv;
+  if (fromEnv !== undefined) throw new ConfigError('DATABASE_URL and DATABASE_URL_FILE are both set: keep one of them');
+  const text = readSecretFile('DATABASE_URL_FILE', urlFile).trim();
+  if (text === '') throw new ConfigError(`DATABASE_URL_FILE: "${urlFile}" is empty`);
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`DATABASE_URL_FILE: "${urlFile}" does not hold a URL`);
+  }
+  if (!postgresProtocols.includes(url.protocol)) {
+    throw new ConfigError(`DATABASE_URL_FILE: the URL in "${urlFile}" must start with postgresql:// or postgres://`);
+  }
+  return url;
+}
+
+/**
+ * The text of a secret file (a Docker or Kubernetes secret, e.g. /run/secrets/db-password) without
+ * one trailing newline, as `echo` or an editor leaves it. Its content is never in a message.
+ */
+function readSecretFile(variable: string, path: string): string {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new ConfigError(`DATABASE_PASSWORD_FILE: cannot read "${path}" (${reason})`);
+    throw new ConfigError(`${variable}: cannot read "${path}" (${reason})`);
   }
-  const password = text.replace(/\r?\n$/, '');
-  if (password === '') throw new ConfigError(`DATABASE_PASSWORD_FILE: "${path}" is empty`);
-  return password;
+  const content = text.replace(/\r?\n$/, '');
+  if (content === '') throw new ConfigError(`${variable}: "${path}" is empty`);
+  return content;
 }
 
 /**

@@ -74,3 +74,59 @@ describe('readStoreConfig: DATABASE_PASSWORD_FILE', () => {
     );
   });
 });
+
+describe('readStoreConfig: DATABASE_URL_FILE', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'open-store-url-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let files = 0;
+  const secret = (text: string): string => {
+    const path = join(dir, `url-${(files += 1)}`);
+    writeFileSync(path, text);
+    return path;
+  };
+  const url = 'postgresql://tester:s3cret@db:5432/flaskapp';
+
+  it('reads the whole URL from the file, surrounding whitespace dropped', () => {
+    expect(readStoreConfig({ DATABASE_URL_FILE: secret(`${url}\n`) }).databaseUrl?.href).toBe(url);
+    expect(readStoreConfig({ DATABASE_URL_FILE: secret(`  ${url}\r\n`) }).databaseUrl?.href).toBe(url);
+  });
+
+  it('takes the password from DATABASE_PASSWORD_FILE as with DATABASE_URL', () => {
+    const { databaseUrl } = readStoreConfig({
+      DATABASE_URL_FILE: secret('postgresql://tester@db:5432/flaskapp'),
+      DATABASE_PASSWORD_FILE: secret('p@ss\n'),
+    });
+    expect(databaseUrl?.href).toBe('postgresql://tester:p%40ss@db:5432/flaskapp');
+  });
+
+  it('is a ConfigError when DATABASE_URL is set too', () => {
+    expect(() => readStoreConfig({ DATABASE_URL: url, DATABASE_URL_FILE: secret(url) })).toThrow(
+      new ConfigError('DATABASE_URL and DATABASE_URL_FILE are both set: keep one of them'),
+    );
+  });
+
+  it.each([
+    ['not a URL', 'tester s3cret at db', 'does not hold a URL'],
+    ['another scheme', 'mysql://tester:s3cret@db/x', 'must start with postgresql:// or postgres://'],
+    ['empty', ' \n', 'is empty'],
+  ])('is a ConfigError that never quotes the file (it may hold the password): %s', (_case, text, message) => {
+    const path = secret(text);
+    let error: unknown;
+    try {
+      readStoreConfig({ DATABASE_URL_FILE: path });
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(message);
+    expect((error as Error).message).toContain(path);
+    expect((error as Error).message).not.toContain('s3cret');
+  });
+
+  it('is a ConfigError naming the variable when the file cannot be read', () => {
+    const missing = join(dir, 'missing');
+    expect(() => readStoreConfig({ DATABASE_URL_FILE: missing })).toThrow(
+      new ConfigError(`DATABASE_URL_FILE: cannot read "${missing}" (ENOENT)`),
+    );
+  });
+});
