@@ -83,13 +83,6 @@ type SwarmService = ComposeService & {
   };
 };
 
-/** Compose's DATABASE_URL without its password (`:${POSTGRES_PASSWORD:-password}`): what a swarm file gives. */
-function withoutPassword(url: string): string {
-  const stripped = url.replace(/:\$\{POSTGRES_PASSWORD:-[^}]*\}@/, '@');
-  expect(stripped, `compose's DATABASE_URL ${url}`).not.toBe(url);
-  return stripped;
-}
-
 describe.each(swarmStacks)('deploy/swarm/%s.yml agrees with the manifest', (stack) => {
   const swarm = composeServices(`deploy/swarm/${stack}.yml`) as Record<string, SwarmService>;
   const compose = composeServices(`deploy/compose/${stack}.yml`) as Record<string, SwarmService>;
@@ -118,12 +111,8 @@ describe.each(swarmStacks)('deploy/swarm/%s.yml agrees with the manifest', (stac
         update_config: { order: 'start-first', failure_action: 'rollback' },
       });
       expect(service.healthcheck, 'healthcheck').toEqual(compose[as]?.healthcheck);
-      // The environment of compose, with DATABASE_URL's password from the secret instead.
-      const { DATABASE_URL: url, ...rest } = environmentOf(compose[as] ?? {});
-      const expected =
-        url === undefined ? rest : { ...rest, DATABASE_URL: withoutPassword(url), DATABASE_PASSWORD_FILE: '/run/secrets/db-password' };
-      expect(environmentOf(service), 'environment').toEqual(expected);
-      expect(service.secrets ?? [], 'secrets').toEqual(url === undefined ? [] : ['db-password']);
+      expect(environmentOf(service), 'environment').toEqual(environmentOf(compose[as] ?? {}));
+      expect(service.secrets ?? [], 'secrets').toEqual(compose[as]?.secrets ?? []);
     },
   );
 
@@ -136,24 +125,90 @@ describe.each(swarmStacks)('deploy/swarm/%s.yml agrees with the manifest', (stac
       expect(db.deploy).toMatchObject({ replicas: 1, endpoint_mode: 'dnsrr', placement: { constraints: ['node.labels.db == true'] } });
       expect(db.volumes).toEqual(compose.db?.volumes);
       expect(db.healthcheck).toEqual(compose.db?.healthcheck);
-      const { POSTGRES_PASSWORD: password, ...rest } = environmentOf(compose.db ?? {});
-      expect(password).toBeDefined();
-      expect(environmentOf(db)).toEqual({ ...rest, POSTGRES_PASSWORD_FILE: '/run/secrets/db-password' });
+      expect(environmentOf(db)).toEqual(environmentOf(compose.db ?? {}));
       expect(db.secrets).toEqual(['db-password']);
     });
-
-  it('holds no password in any environment, only secret files', () => {
-    for (const [as, service] of Object.entries(swarm)) {
-      for (const [name, value] of Object.entries(environmentOf(service))) {
-        if (/PASSWORD/.test(name)) expect(name, as).toMatch(/_FILE$/);
-        if (name === 'DATABASE_URL') expect(new URL(withDefaultsOf(value)).password, `${as}: DATABASE_URL`).toBe('');
-      }
-    }
-  });
 });
 
 /** A compose value with `${NAME:-default}` as its default. */
 const withDefaultsOf = (value: string): string => value.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
+
+const deployFiles = [
+  ...stackNames.map((stack) => `deploy/compose/${stack}.yml`),
+  ...swarmStacks.map((stack) => `deploy/swarm/${stack}.yml`),
+];
+
+describe.each(deployFiles)('%s keeps secrets out of environments', (path) => {
+  it('holds no password in any environment, only secret files', () => {
+    for (const [as, service] of Object.entries(composeServices(path) as Record<string, SwarmService>)) {
+      for (const [name, value] of Object.entries(environmentOf(service))) {
+        if (/PASSWORD/.test(name)) expect(name, as).toMatch(/_FILE$/);
+        if (name.endsWith('_FILE')) expect(value, `${as}: ${name}`).toBe('/run/secrets/db-password');
+        if (name === 'DATABASE_URL') expect(new URL(withDefaultsOf(value)).password, `${as}: DATABASE_URL`).toBe('');
+      }
+      expect(service.secrets ?? [], `${as}: secrets`).toEqual(
+        Object.keys(environmentOf(service)).some((n) => n.endsWith('_FILE')) ? ['db-password'] : [],
+      );
+    }
+  });
+});
+
+/** What the hardening tests read of a compose service. */
+type HardenedService = SwarmService & {
+  read_only?: boolean;
+  cap_drop?: string[];
+  cap_add?: string[];
+  security_opt?: string[];
+  init?: boolean;
+  stop_grace_period?: string;
+  mem_limit?: string;
+  memswap_limit?: string;
+  cpus?: number;
+  tmpfs?: string[];
+  networks?: string[];
+};
+
+describe.each(stackNames)('deploy/compose/%s.yml runs hardened by default', (stack) => {
+  const file = composeServices(`deploy/compose/${stack}.yml`) as Record<string, HardenedService>;
+  const ours = membersOf(stack).filter((m) => m.composeImage === undefined);
+
+  it.each(ours.map((m) => m.as))('%s: read-only root, no capabilities or new privileges, init, a grace past its own, the limits', (as) => {
+    expect(file[as]).toMatchObject({
+      read_only: true,
+      cap_drop: ['ALL'],
+      security_opt: ['no-new-privileges:true'],
+      init: true,
+      mem_limit: '512m',
+      memswap_limit: '512m',
+      cpus: 1,
+    });
+    expect(file[as]?.cap_add, as).toBeUndefined();
+    // The services give requests in flight 10 s (packages/kit, run.ts) before they exit.
+    expect(Number(/^(\d+)s$/.exec(file[as]?.stop_grace_period ?? '')?.[1]), `${as}: stop_grace_period`).toBeGreaterThan(10);
+  });
+
+  const nginx = membersOf(stack).filter((m) => m.composeImage?.startsWith('nginx:'));
+  it.each(nginx.map((m) => m.as))(
+    '%s (nginx): read-only with its temporary files in memory, only the capabilities a root master needs',
+    (as) => {
+      expect(file[as]).toMatchObject({ read_only: true, cap_drop: ['ALL'], security_opt: ['no-new-privileges:true'] });
+      expect(file[as]?.tmpfs).toEqual(expect.arrayContaining(['/var/cache/nginx', '/run']));
+      expect([...(file[as]?.cap_add ?? [])].sort()).toEqual(['CHOWN', 'NET_BIND_SERVICE', 'SETGID', 'SETUID']);
+    },
+  );
+
+  const composeOnly: readonly string[] = stacks[stack].composeOnly;
+  if (composeOnly.includes('db'))
+    it('db: on a network of its own, shared only with the services that use it', () => {
+      const dbNetworks = file.db?.networks ?? [];
+      expect(dbNetworks).toEqual(['db-network']);
+      for (const [as, service] of Object.entries(file)) {
+        if (as === 'db') continue;
+        const usesDb = environmentOf(service).DATABASE_URL !== undefined;
+        expect((service.networks ?? []).includes('db-network'), `${as} on db-network`).toBe(usesDb);
+      }
+    });
+});
 
 describe('deploy/nginx/nginx.conf', () => {
   const conf = readRepoFile('deploy/nginx/nginx.conf');

@@ -5,6 +5,7 @@ import { databaseContract } from '@svc/testing/contract/database';
 import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
 import { countListedUsers } from '@svc/testing/many-users';
 import { docker, waitForHttp } from './support/docker.js';
+import { expectHardenedService, networksOf } from './support/hardening.js';
 import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 
 const stage = inject('containerStage');
@@ -41,12 +42,26 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
     commonContract(() => url);
   });
 
-  it('takes the password from the env file: in the containers, not in the image', async () => {
-    const env = (await docker(['inspect', '--format', '{{json .Config.Env}}', await stack.container('web')])).toString();
-    expect(env).toContain(`postgresql://tester:${stack.password}@db:5432/flaskapp`);
+  it('takes the password from a secret file: in no inspect output, image or log', async () => {
+    for (const service of ['web', 'db']) {
+      const inspected = await docker(['inspect', await stack.container(service)]);
+      expect(inspected, service).not.toContain(stack.password);
+      expect(inspected, service).toContain('/run/secrets/db-password');
+      const image = await docker(['inspect', '--format', '{{.Config.Image}}', await stack.container(service)]);
+      expect(await docker(['image', 'inspect', image]), `${service} image`).not.toContain(stack.password);
+    }
+    const env = await docker(['inspect', '--format', '{{json .Config.Env}}', await stack.container('web')]);
+    expect(env).toContain('DATABASE_URL=postgresql://tester@db:5432/flaskapp');
     expect(env).toContain('FLASK_ENV=production');
-    const image = await docker(['inspect', '--format', '{{.Config.Image}}', await stack.container('web')]);
-    expect(await docker(['image', 'inspect', '--format', '{{json .Config.Env}}', image])).not.toContain(stack.password);
+    // Both read the same file, so the service connected with it (the contract above stored users).
+    expect(await stack.run(['logs', '--no-color'])).not.toContain(stack.password);
+  });
+
+  it('runs web hardened, and PostgreSQL on a network shared only with web', async () => {
+    const web = await stack.container('web');
+    await expectHardenedService(web);
+    expect(await networksOf(web, stack.project)).toEqual(['app-network', 'db-network']);
+    expect(await networksOf(await stack.container('db'), stack.project)).toEqual(['db-network']);
   });
 
   it('exec db runs psql against the configured user and database', async () => {

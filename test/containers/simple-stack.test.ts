@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { simpleContract } from '@svc/testing/contract/simple';
 import { docker, inspectJson, waitFor, waitForHttp } from './support/docker.js';
+import { expectHardenedNginx, expectHardenedService } from './support/hardening.js';
 import { imageOf } from './support/images.js';
 import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 
@@ -58,6 +59,11 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
       expect.objectContaining({ Name: `${stack.project}_app-logs`, Destination: '/app/logs', RW: true }),
     ]);
     expect(await mounts('proxy')).toEqual([expect.objectContaining({ Destination: '/etc/nginx/nginx.conf', RW: false })]);
+  });
+
+  it("runs web and nginx hardened: read-only roots, no capabilities (nginx keeps a root master's four), init, limits", async () => {
+    await expectHardenedService(await stack.container('web'));
+    await expectHardenedNginx(await stack.container('proxy'));
   });
 
   it('logs web shows the start-up line; exec web runs a command in the service', async () => {

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { backendContract } from '@svc/testing/contract/backend';
 import { commonContract } from '@svc/testing/contract/common';
 import { frontendContract } from '@svc/testing/contract/frontend';
-import { waitForHttp } from './support/docker.js';
+import { docker, dockerResult, waitForHttp } from './support/docker.js';
+import { expectHardenedService, networksOf } from './support/hardening.js';
 import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 
 const stage = inject('containerStage');
@@ -42,6 +43,24 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/
       () => urls.backend,
     );
     commonContract(() => urls.frontend);
+  });
+
+  it('runs frontend and backend hardened; the frontend cannot even resolve PostgreSQL', async () => {
+    const [frontend, backend, db] = await Promise.all(['frontend', 'backend', 'db'].map((s) => stack.container(s)));
+    for (const container of [frontend, backend]) await expectHardenedService(container ?? '');
+    expect(await networksOf(db ?? '', stack.project)).toEqual(['db-network']);
+    expect(await networksOf(frontend ?? '', stack.project)).toEqual(['app-network']);
+    const lookup = (container: string) =>
+      dockerResult(['exec', container, 'node', '-e', "require('node:dns').lookup('db', (error) => process.exit(error ? 3 : 0))"]);
+    expect((await lookup(backend ?? '')).code).toBe(0);
+    expect((await lookup(frontend ?? '')).code).toBe(3);
+  });
+
+  it('takes the password from a secret file: in no inspect output or log', async () => {
+    for (const service of ['frontend', 'backend', 'db']) {
+      expect(await docker(['inspect', await stack.container(service)]), service).not.toContain(stack.password);
+    }
+    expect(await stack.run(['logs', '--no-color'])).not.toContain(stack.password);
   });
 
   it('logs of each service show its start-up line', async () => {

@@ -13,7 +13,7 @@ export interface ComposeService {
 
 /** A compose file's services by name, parsed (anchors resolved). */
 export function composeServices(path: string): Record<string, ComposeService> {
-  return (parse(readRepoFile(path)) as { services: Record<string, ComposeService> }).services;
+  return (parse(readRepoFile(path), { merge: true }) as { services: Record<string, ComposeService> }).services;
 }
 
 /** The environment as a map, whichever of the two syntaxes the file uses. */

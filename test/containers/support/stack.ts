@@ -8,7 +8,7 @@ import { memberPort, type ContainerStage } from './images.js';
 
 export interface Stack {
   project: string;
-  /** The database password of this run, from the env file (never from an image). */
+  /** The database password of this run: a secret file (DB_PASSWORD_FILE), never a variable or in an image. */
   password: string;
   /** `docker-compose --env-file <file> -p <project> -f deploy/compose/<stack>.yml <args>`. */
   run: (args: string[], timeoutMs?: number) => Promise<string>;
@@ -29,15 +29,19 @@ const hostPortVariables = (stack: StackName): string[] =>
 
 /**
  * A compose stack of this run: a unique project name, this run's image tag, a fresh random
- * database password and every host port on a free loopback port, all through --env-file.
+ * database password in a secret file, and every host port on a free loopback port, all through --env-file.
  */
 export async function openStack(stack: StackName, stage: ContainerStage): Promise<Stack> {
   const project = `sample-${stack}-${stage.runId}`;
-  const password = randomBytes(12).toString('hex');
+  // Characters a URL would misread: the services must encode the secret into DATABASE_URL themselves.
+  const password = `${randomBytes(12).toString('hex')}@:/%?#`;
   const dir = await mkdtemp(join(tmpdir(), `${project}-`));
+  // Compose bind-mounts the secret as it is: the services' user (uid 1000) must be able to read it.
+  const passwordFile = join(dir, 'db-password');
+  await writeFile(passwordFile, `${password}\n`, { mode: 0o644 });
   const envFile = join(dir, 'stack.env');
   const ports = hostPortVariables(stack).map((variable) => `${variable}=127.0.0.1:0`);
-  await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `POSTGRES_PASSWORD=${password}`, ...ports, ''].join('\n'));
+  await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `DB_PASSWORD_FILE=${passwordFile}`, ...ports, ''].join('\n'));
   const run = (args: string[], timeoutMs = 180_000): Promise<string> =>
     compose(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `${stack}.yml`), ...args], { timeoutMs });
   return {
