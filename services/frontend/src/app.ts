@@ -2,6 +2,7 @@ import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '
 import { services } from '@svc/manifest';
 import { Type } from 'typebox';
 import type { BackendClient } from './backend-client.js';
+import { pageRoutes } from './page/page-routes.js';
 import { usersRoute } from './users-route.js';
 
 export interface FrontendAppOptions {
@@ -26,5 +27,6 @@ export function createFrontendApp(options: FrontendAppOptions): App {
   // ("Failed to fetch users") replaced by the load balancer's own error page.
   void app.register(readyPlugin());
   void app.register(usersRoute(backend));
+  void app.register(pageRoutes());
   return app;
 }
