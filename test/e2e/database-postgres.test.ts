@@ -30,6 +30,19 @@ describe.skipIf(postgres === undefined)('variant B as a real process on PostgreS
     databaseContract(() => service.baseUrl);
     commonContract(() => service.baseUrl);
 
+    it('answers every client of a shared list query, whichever of the others go away meanwhile', async () => {
+      const url = `${service.baseUrl}/api/users`;
+      const fresh = await (await fetch(url)).text();
+      for (let round = 0; round < 5; round += 1) {
+        const clients = Array.from({ length: 30 }, () => new AbortController());
+        const bodies = clients.map((client) => fetch(url, { signal: client.signal }).then((res) => res.text()));
+        setImmediate(() => clients.forEach((client, i) => i % 3 === 0 && client.abort()));
+        const results = await Promise.allSettled(bodies);
+        // The ones that went away may have been answered before they did; every other one was.
+        for (const [i, result] of results.entries()) if (i % 3 !== 0) expect(result).toEqual({ status: 'fulfilled', value: fresh });
+      }
+    });
+
     it('logs where the users are stored, without the password', () => {
       const stored = service.lines.find((l) => l.includes('users stored in'));
       expect(stored).toMatch(/"users stored in PostgreSQL at 127\.0\.0\.1:\d+\/test_\w+"/);

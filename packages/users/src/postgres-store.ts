@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserStore } from './user.js';
+import { Coalescer } from './coalesce.js';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserPage, type UserStore } from './user.js';
 import { withTimeout } from './with-timeout.js';
 
 export interface PostgresStoreOptions {
@@ -12,6 +13,9 @@ export interface PostgresStoreOptions {
 // Any constant shared by all instances: the lock serializes their table creation, because
 // two concurrent CREATE TABLE IF NOT EXISTS can both miss the table and one then fails.
 const SCHEMA_LOCK = 5_000_001;
+
+/** Distinct pages shared at once (coalesce.ts); beyond that a page query is not shared. */
+const SHARED_PAGES = 256;
 
 /** Longest a query may take, enforced by the server and by the client. */
 const QUERY_TIMEOUT_MS = 5_000;
@@ -102,14 +106,21 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     return schemaReady;
   };
 
+  const readPage = async (after: number, limit: number): Promise<UserPage> => {
+    // Named statements are parsed once per connection.
+    const result = await query({ name: 'users-page', text: pageText, values: [after, limit] });
+    const row = result.rows[0] as { json: string; last_id: number | null; more: boolean };
+    return { json: row.json, lastId: row.last_id ?? undefined, more: row.more };
+  };
+  // Many clients reading the same page at once (the head of the list) share queries, never
+  // results from before they asked (coalesce.ts): PostgreSQL, not Node, limits the list's throughput.
+  const pages = new Coalescer<UserPage>(SHARED_PAGES);
+
   return {
     init,
     async page(after: number, limit: number) {
       await init();
-      // Named statements are parsed once per connection.
-      const result = await query({ name: 'users-page', text: pageText, values: [after, limit] });
-      const row = result.rows[0] as { json: string; last_id: number | null; more: boolean };
-      return { json: row.json, lastId: row.last_id ?? undefined, more: row.more };
+      return pages.run(`${after}:${limit}`, () => readPage(after, limit));
     },
     async create(user: NewUser) {
       await init();

@@ -4,7 +4,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { parseListQuery } from './list-query.js';
 import { STREAM_BATCH, streamList } from './list-stream.js';
 import { DatabaseStatus, ListQuery, NewUserBody, User, UserList } from './schemas.js';
-import { DatabaseUnavailableError, DuplicateEmailError, type UserStore } from './user.js';
+import { DatabaseUnavailableError, DuplicateEmailError, type UserPage, type UserStore } from './user.js';
 import { parseNewUser } from './validate.js';
 
 /** The health probe gives up after this, well within the 2 s it must answer in and the 3 s image health check. */
@@ -43,6 +43,15 @@ const unavailable = errorAnswer('The database is unreachable or too slow; try ag
 
 /** GET /api/users on the store (spec 4.2, 4.3), with keyset pagination for clients that want pages. */
 export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox {
+  // A page answered whole, encoded once for every request that gets the same page object: the
+  // ones sharing a PostgreSQL query (coalesce.ts), or SQLite's cached head of the list. Kept only
+  // as long as the page itself (so at most as many bytes again as SQLite's bounded page cache).
+  const bodies = new WeakMap<UserPage, Buffer>();
+  const wholeBody = (page: UserPage): Buffer => {
+    let body = bodies.get(page);
+    if (body === undefined) bodies.set(page, (body = Buffer.from(`[${page.json}]`)));
+    return body;
+  };
   return (app, _options, done) => {
     const schema = {
       summary: 'List every user, or one page of them',
@@ -66,7 +75,7 @@ export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox 
       void reply.type('application/json; charset=utf-8');
       if (limit !== undefined && page.more) void reply.header('link', `</api/users?limit=${limit}&after=${page.lastId}>; rel="next"`);
       // The body is JSON text written by the database (UserPage), a list of User by construction.
-      if (limit !== undefined || !page.more) sendUnchecked(reply, `[${page.json}]`);
+      if (limit !== undefined || !page.more) sendUnchecked(reply, wholeBody(page));
       // HEAD gets the streamed answer's headers without reading the rest of the table.
       else if (request.method === 'HEAD') sendUnchecked(reply, Readable.from([]));
       else {

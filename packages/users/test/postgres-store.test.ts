@@ -65,4 +65,27 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
       await store.close();
     }
   });
+
+  it('shares page queries under concurrency, yet every read that starts after a write was acknowledged shows it', async () => {
+    const url = await postgres!.createDatabase();
+    const reader = createPostgresStore(url);
+    const writer = createPostgresStore(url); // another instance: its writes reach the reader only through the database
+    try {
+      await reader.init();
+      // Enough rows that a page query is still in flight when the write is acknowledged.
+      await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 900) AS i");
+      for (let round = 0; round < 40; round += 1) {
+        const inFlight = Array.from({ length: 5 }, () => reader.page(0, 1000));
+        const written = await writer.create({ name: `W${round}`, email: `w${round}@example.com` });
+        const page = await reader.page(0, 1000);
+        expect(page.json).toContain(`"email":"w${round}@example.com"`);
+        expect(page.lastId).toBe(written.id);
+        // Those sent before the write may or may not show it, but each is a whole page.
+        for (const before of await Promise.all(inFlight))
+          expect(JSON.parse(`[${before.json}]`)).toHaveLength(900 + round + (before.lastId === written.id ? 1 : 0));
+      }
+    } finally {
+      await Promise.all([reader.close(), writer.close()]);
+    }
+  });
 });
