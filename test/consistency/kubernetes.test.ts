@@ -7,6 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { imageOf, services, stackNames, stacks, type ServiceName, type StackMember, type StackName } from '@svc/manifest';
@@ -21,7 +22,7 @@ import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { composeServices, environmentOf, type ComposeService } from './support/compose.js';
 import { unknownFields } from './support/known-fields.js';
@@ -133,6 +134,22 @@ const exampleEnv = Object.fromEntries(
     .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
 );
 
+/**
+ * The files a compose file's secrets read by default (`file: ${DB_PASSWORD_FILE:-./dev-db-password}`),
+ * by secret name, as repository paths.
+ */
+function composeSecretFiles(path: string): Record<string, string> {
+  const { secrets = {} } = parse(readRepoFile(path), { merge: true }) as { secrets?: Record<string, { file?: string }> };
+  return Object.fromEntries(
+    Object.entries(secrets).flatMap(([name, { file }]) =>
+      file === undefined ? [] : [[name, posix.join(posix.dirname(path), withDefaults(file))]],
+    ),
+  );
+}
+
+/** A secret file's value as the services read it: without one trailing newline. */
+const secretFileValue = (path: string): string => readRepoFile(path).replace(/\r?\n$/, '');
+
 /** A compose value with `${NAME:-default}` as Kubernetes writes a variable: `$(NAME)`. */
 const asKubernetesVariables = (value: string): string => value.replace(/\$\{(\w+):-[^}]*\}/g, '$($1)');
 /** A compose value with `${NAME:-default}` as its default. */
@@ -184,6 +201,33 @@ const selects = (selector: Record<string, string> | undefined, labels: Record<st
   selector !== undefined && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
 const envOf = (container: IContainer): Record<string, IEnvVar> => Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
+
+/** A file a container sees from a Secret: which Secret and key, its mode, whether the mount is read-only. */
+interface SecretFile {
+  secretName: string | undefined;
+  key: string;
+  mode: number;
+  readOnly: boolean;
+}
+
+/** The Secret key a workload's container sees as the file `path` (a secret volume mounted at its directory), if any. */
+function secretFileOf(workload: IDeployment | IStatefulSet, path: string): SecretFile | undefined {
+  const pod = podSpecOf(workload);
+  for (const mount of containerOf(workload).volumeMounts ?? []) {
+    if (mount.subPath !== undefined || !path.startsWith(`${mount.mountPath}/`)) continue;
+    const secret = pod.volumes?.find((v) => v.name === mount.name)?.secret;
+    const item = secret?.items?.find((i) => i.path === path.slice(mount.mountPath.length + 1));
+    if (secret === undefined || item === undefined) continue;
+    // Kubernetes' default mode for a secret volume's files is 0644.
+    return {
+      secretName: secret.secretName,
+      key: item.key,
+      mode: item.mode ?? secret.defaultMode ?? 0o644,
+      readOnly: mount.readOnly === true,
+    };
+  }
+  return undefined;
+}
 
 const timingsOf = (probe: IProbe | undefined) => ({
   initialDelaySeconds: probe?.initialDelaySeconds ?? 0,
@@ -286,33 +330,46 @@ describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
     }
   });
 
-  it.each(members)("gives $as compose's environment and the manifest's links", (member) => {
-    const env = envOf(containerOf(deployment(member.as)));
+  it.each(members)("gives $as compose's environment and the manifest's links, the password as compose's file", (member) => {
+    const workload = deployment(member.as);
+    const env = envOf(containerOf(workload));
     // Compose runs nginx in the proxy's place; ours is set by its link alone.
     const fromCompose = member.composeImage === undefined ? environmentOf(compose[member.as] ?? {}) : {};
     const links = Object.fromEntries(Object.entries(member.links ?? {}).map(([variable, as]) => [variable, `http://${as}:${portOf(as)}`]));
-    const { DATABASE_URL: databaseUrl, ...plain } = { ...fromCompose, ...links };
-    for (const [name, value] of Object.entries(plain)) expect(env[name], name).toEqual({ name, value });
-    // DATABASE_URL: read whole from the user's Secret (external), or made of variables from db's Secret.
-    const url = databaseUrl === undefined ? undefined : asKubernetesVariables(databaseUrl);
-    const parts = url === undefined || external ? [] : [...url.matchAll(/\$\((\w+)\)/g)].map((m) => m[1] ?? '');
+    const { DATABASE_URL: databaseUrl, DATABASE_PASSWORD_FILE: passwordFile, ...plain } = { ...fromCompose, ...links };
+    // Compose gives the URL without its password and the password as a file, or neither.
+    expect(passwordFile === undefined, 'DATABASE_PASSWORD_FILE beside DATABASE_URL').toBe(databaseUrl === undefined);
     const names = Object.keys(env);
-    expect([...names].sort()).toEqual([...Object.keys(plain), ...parts, ...(url === undefined ? [] : ['DATABASE_URL'])].sort());
-    if (url === undefined) return;
-    if (external) {
-      expect(env.DATABASE_URL).toEqual({
-        name: 'DATABASE_URL',
-        valueFrom: { secretKeyRef: { name: 'database-url', key: 'DATABASE_URL' } },
-      });
+    if (databaseUrl === undefined || passwordFile === undefined) {
+      expect(env).toEqual(Object.fromEntries(Object.entries(plain).map(([name, value]) => [name, { name, value }])));
       return;
     }
-    expect(env.DATABASE_URL?.value).toBe(url);
-    const dbSecret = envOf(containerOf(k8s.one<IStatefulSet>('StatefulSet', 'db'))).POSTGRES_USER?.valueFrom?.secretKeyRef?.name;
+    if (external) {
+      // The user's Secret `database-url` holds the whole URL: a file where compose puts its secrets.
+      const urlFile = posix.join(posix.dirname(passwordFile), 'database-url');
+      const expected = { ...plain, DATABASE_URL_FILE: urlFile };
+      expect(env).toEqual(Object.fromEntries(Object.entries(expected).map(([name, value]) => [name, { name, value }])));
+      expect(secretFileOf(workload, urlFile)).toMatchObject({ secretName: 'database-url', key: 'DATABASE_URL' });
+      return;
+    }
+    // DATABASE_URL made of variables from db's Secret; the password the file of that Secret's password key.
+    const url = asKubernetesVariables(databaseUrl);
+    const parts = [...url.matchAll(/\$\((\w+)\)/g)].map((m) => m[1] ?? '');
+    for (const [name, value] of Object.entries({ ...plain, DATABASE_PASSWORD_FILE: passwordFile, DATABASE_URL: url }))
+      expect(env[name], name).toEqual({ name, value });
+    expect([...names].sort()).toEqual([...Object.keys(plain), ...parts, 'DATABASE_PASSWORD_FILE', 'DATABASE_URL'].sort());
+    const db = k8s.one<IStatefulSet>('StatefulSet', 'db');
+    const dbSecret = envOf(containerOf(db)).POSTGRES_USER?.valueFrom?.secretKeyRef?.name;
     for (const name of parts) {
       expect(env[name], name).toEqual({ name, valueFrom: { secretKeyRef: { name: dbSecret, key: name } } });
       // Kubernetes expands $(NAME) only for a variable defined before.
       expect(names.indexOf(name), name).toBeLessThan(names.indexOf('DATABASE_URL'));
     }
+    // The very password PostgreSQL was created with: the same Secret and key as db's POSTGRES_PASSWORD_FILE.
+    const dbPasswordFile = envOf(containerOf(db)).POSTGRES_PASSWORD_FILE?.value ?? '';
+    const dbPassword = secretFileOf(db, dbPasswordFile);
+    expect(dbPassword?.secretName).toBe(dbSecret);
+    expect(secretFileOf(workload, passwordFile)).toMatchObject({ secretName: dbSecret, key: dbPassword?.key });
   });
 
   it.each(members)("probes $as: readiness GET /ready, liveness GET /health, on its port, with the image's timings", (member) => {
@@ -377,14 +434,16 @@ describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
       const workload = deployment(member.as);
       const pod = podSpecOf(workload);
       const container = containerOf(workload);
-      // Our images run as uid 1000, and write only LOG_DIR (the image's), which is an emptyDir here.
+      // Our images run as uid 1000, and write only LOG_DIR (the image's), which is an emptyDir here;
+      // anything else mounted is a Secret's files, read-only.
       expect(container.securityContext?.runAsUser ?? pod.securityContext?.runAsUser, `${member.as}: uid`).toBe(NODE_UID);
       expect(imageEnv.LOG_DIR).toBeDefined();
-      const mounts = (container.volumeMounts ?? []).map((m) => ({
-        path: m.mountPath,
-        emptyDir: pod.volumes?.find((v) => v.name === m.name)?.emptyDir,
-      }));
-      expect(mounts, `${member.as}: writable paths`).toEqual([{ path: imageEnv.LOG_DIR, emptyDir: expect.any(Object) as unknown }]);
+      const volumeOf = (name: string) => pod.volumes?.find((v) => v.name === name);
+      const mounts = container.volumeMounts ?? [];
+      const writable = mounts.filter((m) => m.readOnly !== true).map((m) => ({ path: m.mountPath, emptyDir: volumeOf(m.name)?.emptyDir }));
+      expect(writable, `${member.as}: writable paths`).toEqual([{ path: imageEnv.LOG_DIR, emptyDir: expect.any(Object) as unknown }]);
+      for (const mount of mounts.filter((m) => m.readOnly === true))
+        expect(volumeOf(mount.name)?.secret, `${member.as}: ${mount.mountPath}`).toBeDefined();
     }
   });
 
@@ -444,11 +503,18 @@ describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
       const service = k8s.one<IService>('Service', 'db');
       expect(service.spec?.ports?.map((p) => [p.port, containerPort(container, p.targetPort)])).toEqual([[Number(url.port), 5432]]);
       expect(selects(service.spec?.selector, statefulSet.spec?.template.metadata?.labels)).toBe(true);
-      // compose's variables, each from the Secret under its own name.
+      // compose's variables: its files (the password's) as they are, the others from the Secret under
+      // their own names; and PGDATA (see base/postgres), nothing else.
       const env = envOf(container);
       const secret = env.POSTGRES_USER?.valueFrom?.secretKeyRef?.name;
-      for (const name of Object.keys(environmentOf(db)))
-        expect(env[name], name).toEqual({ name, valueFrom: { secretKeyRef: { name: secret, key: name } } });
+      const composeEnv = environmentOf(db);
+      expect(composeEnv.POSTGRES_PASSWORD_FILE).toBeDefined();
+      for (const [name, value] of Object.entries(composeEnv)) {
+        if (name.endsWith('_FILE')) expect(env[name], name).toEqual({ name, value });
+        else expect(env[name], name).toEqual({ name, valueFrom: { secretKeyRef: { name: secret, key: name } } });
+      }
+      expect(Object.keys(env).sort()).toEqual([...Object.keys(composeEnv), 'PGDATA'].sort());
+      expect(secretFileOf(statefulSet, composeEnv.POSTGRES_PASSWORD_FILE ?? '')?.secretName).toBe(secret);
       // compose's pg_isready, with its timings, for readiness and liveness.
       const command = (db.healthcheck.test[1] ?? '').replaceAll('$$', '$');
       for (const probe of [container.readinessProbe, container.livenessProbe]) {
@@ -461,37 +527,83 @@ describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
       }
     });
 
-  it('takes every password from a Secret: generated with the example values of example.env, or created by the user', () => {
-    const references: { name: string; key: string }[] = [];
+  it("mounts each *_FILE variable's file from one key of a Secret: read-only, readable through fsGroup, by nobody else", () => {
     for (const workload of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')]) {
-      for (const e of containerOf(workload).env ?? []) {
-        if (e.valueFrom?.secretKeyRef !== undefined)
-          references.push({ name: e.valueFrom.secretKeyRef.name ?? '', key: e.valueFrom.secretKeyRef.key });
-        // No password written out: not the example's, and a URL's only as a variable read from a Secret.
-        expect(e.value ?? '', `${keyOf(workload)}: ${e.name}`).not.toContain(exampleEnv.POSTGRES_PASSWORD);
-        const urlPassword = /:\/\/[^:/@]+:([^@]*)@/.exec(e.value ?? '')?.[1];
-        if (urlPassword !== undefined) expect(urlPassword, `${keyOf(workload)}: ${e.name}`).toMatch(/^\$\(\w+\)$/);
+      const name = keyOf(workload);
+      const pod = podSpecOf(workload);
+      const files = (containerOf(workload).env ?? []).filter((e) => e.name.endsWith('_FILE')).map((e) => e.value ?? '');
+      for (const path of files) {
+        const file = secretFileOf(workload, path);
+        expect(file, `${name}: ${path}`).toBeDefined();
+        expect(file?.readOnly, `${name}: ${path} read-only`).toBe(true);
+        // root owns a secret's files, in the group fsGroup: the pod's user (not root) reads them
+        // through that group, and nobody else reads or writes them.
+        expect(pod.securityContext?.fsGroup, `${name}: fsGroup`).toBeDefined();
+        expect((file?.mode ?? 0) & 0o077, `${name}: ${path} mode`).toBe(0o040);
+      }
+      // A secret volume holds the keys it names (items), each the file of one of those variables, and no other.
+      const mounts = containerOf(workload).volumeMounts ?? [];
+      for (const volume of (pod.volumes ?? []).filter((v) => v.secret !== undefined)) {
+        const at = mounts.filter((m) => m.name === volume.name).map((m) => m.mountPath);
+        const projected = at.flatMap((dir) => (volume.secret?.items ?? []).map((item) => `${dir}/${item.path}`));
+        expect(volume.secret?.items?.length, `${name}: ${volume.name} items`).toBeGreaterThan(0);
+        expect(
+          projected.filter((path) => !files.includes(path)),
+          `${name}: ${volume.name}`,
+        ).toEqual([]);
       }
     }
+  });
+
+  it("keeps every password out of the environment: a Secret's file, generated with compose's local example or created by the user", () => {
+    // compose's local example password (its secret db-password's default file), in the stacks with a database.
+    const passwordFile = composeSecretFiles(`deploy/compose/${stack}.yml`)['db-password'];
+    expect(passwordFile !== undefined, 'compose has the secret db-password').toBe(hasDb(stack));
+    const password = passwordFile === undefined ? undefined : secretFileValue(passwordFile);
+    const variables: { name: string; key: string }[] = [];
+    const files: { name: string; key: string }[] = [];
+    for (const workload of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')]) {
+      for (const e of containerOf(workload).env ?? []) {
+        const label = `${keyOf(workload)}: ${e.name}`;
+        if (e.valueFrom?.secretKeyRef !== undefined)
+          variables.push({ name: e.valueFrom.secretKeyRef.name ?? '', key: e.valueFrom.secretKeyRef.key });
+        // No password variable, no URL with a password, not the example's password anywhere.
+        expect(e.name, label).not.toMatch(/PASSWORD$/);
+        expect(/:\/\/[^/@]*:[^/@]*@/.test(e.value ?? ''), `${label}: a URL with a password`).toBe(false);
+        if (password !== undefined) expect(e.value ?? '', label).not.toBe(password);
+        if (e.name.endsWith('_FILE')) {
+          const file = secretFileOf(workload, e.value ?? '');
+          files.push({ name: file?.secretName ?? '', key: file?.key ?? '' });
+        }
+      }
+    }
+    const unique = (refs: { name: string; key: string }[]) => [...new Set(refs.map((r) => `${r.name}/${r.key}`))].sort();
     const secrets = k8s.all<ISecret>('Secret');
     if (external) {
       // The user creates `database-url` (kustomization.yaml says how): no Secret here, nothing to leak.
       expect(secrets).toEqual([]);
-      expect([...new Set(references.map((r) => `${r.name}/${r.key}`))]).toEqual(['database-url/DATABASE_URL']);
+      expect(variables).toEqual([]);
+      expect(unique(files)).toEqual(['database-url/DATABASE_URL']);
       return;
     }
     expect(secrets.length).toBe(withDb ? 1 : 0);
-    for (const { name, key } of references) {
+    for (const { name, key } of [...variables, ...files]) {
       const secret = secrets.find((s) => s.metadata.name === name);
       expect(secret?.data?.[key], `${name}/${key}`).toBeDefined();
     }
     if (!withDb) return;
+    // One key is the password, read only as a file; the others (user, database) may be variables.
+    const passwordKeys = [...new Set(files.map((f) => f.key))];
+    expect(passwordKeys).toHaveLength(1);
+    expect(variables.map((v) => v.key)).not.toContain(passwordKeys[0]);
     const values = Object.fromEntries(Object.entries(secrets[0]?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-    // The local example of compose: example.env's user and password, compose's default database name.
+    // compose's local example: example.env's user, the password of compose's default secret file
+    // (dev-db-password; kustomize cannot read it from the overlay, so the overlay repeats it), and
+    // compose's default database name.
     const db = environmentOf(compose.db ?? {});
     expect(values).toEqual({
       POSTGRES_USER: exampleEnv.POSTGRES_USER,
-      POSTGRES_PASSWORD: exampleEnv.POSTGRES_PASSWORD,
+      [passwordKeys[0] ?? '']: password,
       POSTGRES_DB: withDefaults(db.POSTGRES_DB ?? ''),
     });
   });

@@ -1,14 +1,15 @@
 /**
  * Renders a kustomization of deploy/kubernetes as `kubectl kustomize` does, for the features those
  * files use and no others: resources (files and directories), secretGenerator with literals (the
- * name gets kustomize's content hash and every reference follows it), patches (JSON 6902
- * `replace`, aimed by kind and name), namespace and images (newName, newTag). Any other field of a
- * kustomization is an error here, so a kustomization that outgrows this fails the test instead of
+ * name gets kustomize's content hash and every reference follows it), patches (JSON 6902 `replace`
+ * and `test`, aimed by kind and name), namespace and images (newName, newTag). Any other field of
+ * a kustomization is an error here, so a kustomization that outgrows this fails the test instead of
  * rendering wrongly. Where kubectl is installed, the test also renders with it and compares.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { parse, parseAllDocuments } from 'yaml';
 
 /** A Kubernetes object as read from YAML. */
@@ -81,16 +82,22 @@ function renameSecretReferences(objects: KubeObject[], from: string, to: string)
   });
 }
 
-/** RFC 6902's `replace`, the one operation the overlays use; JSON pointers (RFC 6901) without escapes. */
+/**
+ * RFC 6902's `replace`, and `test` (which stops the build, as kustomize does, when the value at the
+ * path differs: a guard against patching the wrong list entry); JSON pointers (RFC 6901) without escapes.
+ */
 function applyJsonPatch(target: KubeObject, operations: { op: string; path: string; value?: Json }[]): void {
   for (const { op, path, value } of operations) {
-    if (op !== 'replace' || value === undefined || /~/.test(path)) throw new Error(`JSON patch: unsupported ${op} ${path}`);
+    if (!['replace', 'test'].includes(op) || value === undefined || /~/.test(path))
+      throw new Error(`JSON patch: unsupported ${op} ${path}`);
     const keys = path.split('/').slice(1);
     const last = keys.pop() ?? '';
     let parent: unknown = target;
     for (const key of keys) parent = isNode(parent) || Array.isArray(parent) ? (parent as Record<string, unknown>)[key] : undefined;
     if (!(isNode(parent) || Array.isArray(parent)) || !(last in parent)) throw new Error(`JSON patch: no such path ${path}`);
-    (parent as Record<string, Json>)[last] = value;
+    const values = parent as Record<string, Json>;
+    if (op === 'replace') values[last] = value;
+    else if (!isDeepStrictEqual(values[last], value)) throw new Error(`JSON patch: test of ${path} failed`);
   }
 }
 
