@@ -3,50 +3,156 @@
  * and each reaches into how Fastify or pino work inside, so a minor release could silently undo
  * it: packages/kit/test/fast-paths.test.ts fails when one stops working.
  *
- * 1. No child logger per request (withoutRequestChildren).
- * 2. CORS and shutdown's `Connection: close` where the response head is written, not in hooks
- *    (responseClass).
+ * 1. No pino child logger per request unless the request writes a line (withoutRequestChildren).
+ * 2. CORS, X-Request-Id, shutdown's `Connection: close` and the request metrics where the response
+ *    is made and its head written, not in hooks (responseClass).
  * 3. JSON.stringify for a response whose numbers change on every request (stringifyWithJson).
  * 4. Never awaiting a Fastify instance (a thenable): see ServiceDefinition.build in run.ts.
  */
 import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
-import type { Bindings, ChildLoggerOptions } from 'pino';
+import type { Bindings, ChildLoggerOptions, Level } from 'pino';
 import { addAllowOrigin } from './cors.js';
 import type { Logger } from './logger.js';
+import { requestIdHeader, requestIdOf } from './request-id.js';
+import { ABORTED, type RequestMetrics, type RouteCells } from './request-metrics.js';
+
+type LogArgs = [obj: unknown, msg?: string, ...args: unknown[]];
+
+/**
+ * A request's logger that makes its pino child (which binds the request id) only when the request
+ * writes a line: with request logging off, most requests write none, and pino's child and its
+ * bindings' serialization showed in profiles. Its lines carry `reqId`, the request's X-Request-Id.
+ */
+class RequestLogger {
+  private child: Logger | undefined;
+  constructor(
+    private readonly logger: Logger,
+    private readonly fields: Bindings,
+  ) {}
+
+  get level(): string {
+    return this.logger.level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return this.logger.isLevelEnabled(level);
+  }
+
+  private write(level: Level, args: LogArgs): void {
+    if (this.logger.isLevelEnabled(level)) (this.child ??= this.logger.child(this.fields))[level](...args);
+  }
+
+  fatal(...args: LogArgs): void {
+    this.write('fatal', args);
+  }
+  error(...args: LogArgs): void {
+    this.write('error', args);
+  }
+  warn(...args: LogArgs): void {
+    this.write('warn', args);
+  }
+  info(...args: LogArgs): void {
+    this.write('info', args);
+  }
+  debug(...args: LogArgs): void {
+    this.write('debug', args);
+  }
+  trace(...args: LogArgs): void {
+    this.write('trace', args);
+  }
+  silent(): void {}
+}
 
 /**
  * 1. Fastify gives each request a child logger that binds its id, which ties the request's lines
- * together. Without request logging a request writes at most one line (an error, which names method
- * and URL), so here those children are the service's logger itself and no request pays for one
- * (pino's child and its bindings' serialization showed in profiles). Fastify's own child factory
- * is kept: a custom one is re-validated on every request. Fastify wraps the logger it is given in a
- * child of its own, so children of children must keep the behaviour too.
+ * together. Without request logging a request seldom writes a line (an error, a warning), so here
+ * each request gets a RequestLogger, which makes that child only for a line it writes. Fastify's
+ * own child factory is kept: a custom one is re-validated on every request. Fastify wraps the
+ * logger it is given in a child of its own, so children of children must keep the behaviour too.
  */
 export function withoutRequestChildren(logger: Logger): Logger {
   const child = (bindings: Bindings, childOptions?: ChildLoggerOptions): Logger =>
-    bindings.reqId !== undefined ? shared : withoutRequestChildren(logger.child(bindings, childOptions));
+    bindings.reqId !== undefined
+      ? (new RequestLogger(logger, bindings) as unknown as Logger) // the levels, child-less: all Fastify calls on a request's logger
+      : withoutRequestChildren(logger.child(bindings, childOptions));
   // Inherits everything else (level, streams, bindings) from the logger, as pino's own children do.
-  const shared = Object.create(logger, { child: { value: child } }) as Logger;
-  return shared;
+  return Object.create(logger, { child: { value: child } }) as Logger;
 }
 
 type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
 
+export interface ResponseOptions {
+  cors: boolean;
+  closing: () => boolean;
+  metrics: RequestMetrics;
+}
+
+/** A response made by responseClass: which route's cells it counts in, or null for none. */
+interface MeteredResponse extends ServerResponse {
+  route: RouteCells | null;
+}
+
 /**
- * 2. A response class that adds `Access-Control-Allow-Origin: *` (when cors) and, once the server is
- * closing, ends the connection after the response, both where the head is written. As hooks they
+ * 2. A response class that, where the head is written, adds `Access-Control-Allow-Origin: *` (when
+ * cors), the request's X-Request-Id and, once the server is closing, ends the connection after the
+ * response; and that counts the request (in flight from its construction, which is when the request
+ * head has been read, to its 'close', which every response emits, finished or cut). As hooks they
  * cost every request a hook run (@fastify/cors: about 8% of variant A's throughput). inject()
  * writes through its own response class, so tests check these over a socket.
  */
-export function responseClass(cors: boolean, closing: () => boolean): typeof ServerResponse {
-  return class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+export function responseClass({ cors, closing, metrics }: ResponseOptions): typeof ServerResponse {
+  // One listener for every response (`this` is the response): no closure per request.
+  function closed(this: Response): void {
+    if (this.route === null) return;
+    metrics.inFlight--;
+    const seconds = (performance.now() - this.startedAt) / 1000;
+    metrics.record(this.route, this.req.method ?? 'GET', this.writableFinished ? this.statusCode : ABORTED, seconds);
+  }
+
+  class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> implements MeteredResponse {
+    /** The route's cells, set by its handler (meterRoutes); until then, and for requests no route takes, unmatched. */
+    route: RouteCells | null = metrics.unmatched;
+    readonly startedAt = performance.now();
+
+    // Node passes options (highWaterMark...) after the request, which the typings leave out: all are passed on.
+    constructor(...args: [request: Request]) {
+      super(...args);
+      metrics.inFlight++;
+      this.on('close', closed);
+    }
+
     // One signature for both forms of the base method: (status, message?, headers?) and (status, headers?).
     override writeHead(statusCode: number, messageOrHeaders?: string | Headers, headers?: Headers): this {
       if (closing()) this.shouldKeepAlive = false;
-      if (cors) addAllowOrigin(this, typeof messageOrHeaders === 'string' ? headers : messageOrHeaders);
+      const head = typeof messageOrHeaders === 'string' ? headers : messageOrHeaders;
+      if (cors) addAllowOrigin(this, head);
+      const id = requestIdOf(this.req);
+      if (id !== undefined) setHeader(this, head, requestIdHeader, id);
       return super.writeHead(statusCode, messageOrHeaders as string, headers);
     }
-  };
+  }
+  return Response;
+}
+
+/** Sets a header on a response whose head is about to be written with `head`, replacing any of that name. */
+function setHeader(response: ServerResponse, head: Headers | undefined, name: string, value: string): void {
+  if (head === undefined || Array.isArray(head)) response.setHeader(name, value);
+  else head[name] = value;
+}
+
+/** Counts the response in the route's cells (called by the route's handler). */
+export function meterAs(response: ServerResponse, route: RouteCells): void {
+  const metered = response as MeteredResponse;
+  if (metered.route !== null) metered.route = route;
+}
+
+/** Leaves the response out of the request metrics (the scrape itself), in flight included. */
+export function leaveUncounted(response: ServerResponse, metrics: RequestMetrics): void {
+  const metered = response as Partial<MeteredResponse>;
+  // inject()'s responses are not counted in the first place.
+  if (!('startedAt' in metered) || metered.route === null) return;
+  metered.route = null;
+  metrics.inFlight--;
 }
 
 /**

@@ -14,3 +14,8 @@ export { createServer, sendUnchecked } from './server.js';
 export type { App, ServerOptions } from './server.js';
 export { runService } from './run.js';
 export type { BuiltService, ServiceDefinition } from './run.js';
+export { isWellFormedRequestId, requestIdHeader } from './request-id.js';
+export { metricsOf, serveMetricsOnPort } from './metrics.js';
+export type { AppMetrics } from './metrics.js';
+export { databaseMetrics, upstreamErrorCounter, upstreamErrorKind, withRejectionsCounted } from './service-metrics.js';
+export type { PoolStats, UpstreamErrorKind } from './service-metrics.js';

@@ -6,6 +6,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   type RawServerDefault,
+  type RouteHandlerMethod,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
@@ -14,10 +15,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerOptions, pathOf } from './cors.js';
 import { addDocsPage } from './docs.js';
 import { HttpError } from './errors.js';
-import { responseClass, withoutRequestChildren } from './fast-paths.js';
+import { leaveUncounted, meterAs, responseClass, withoutRequestChildren } from './fast-paths.js';
 import type { Logger } from './logger.js';
+import { attachMetrics, createAppMetrics, metricsContentType, metricsText, type AppMetrics } from './metrics.js';
 import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
 import { closeQuietConnectionsOnClose } from './quiet-connections.js';
+import { assignRequestId } from './request-id.js';
 
 /** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -38,6 +41,11 @@ export interface ServerOptions {
    * those paths belong to its upstream.
    */
   serveApiDocument?: boolean;
+  /**
+   * Serve GET /metrics (Prometheus text); default true. A transparent proxy turns it off and serves
+   * them on a port of its own (serveMetricsOnPort): its port's paths belong to its upstream.
+   */
+  serveMetrics?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -47,6 +55,44 @@ const optionsSchema = {
   tags: ['cors'],
   response: { 204: Type.Null({ description: 'No body; Allow, and Access-Control-Allow-Methods and -Headers for a preflight' }) },
 };
+
+const metricsSchema = {
+  summary: 'Metrics in the Prometheus text format: requests by route template and status, in flight, process, event loop',
+  tags: ['metrics'],
+  response: {
+    200: {
+      description: 'Prometheus text format 0.0.4; this route is not counted in the request metrics',
+      content: { 'text/plain': { schema: Type.String() } },
+    },
+  },
+};
+
+/** GET /metrics; the scrape itself is left out of what it reports. */
+function addMetricsRoute(app: App, metrics: AppMetrics): void {
+  app.get('/metrics', { schema: metricsSchema }, (_request, reply) => {
+    leaveUncounted(reply.raw, metrics.requests);
+    metricsText(metrics).then(
+      (text) => sendUnchecked(reply.type(metricsContentType), text), // text, as its content type says
+      (error: unknown) => sendUnchecked(reply, error), // an error goes to the error handler: 500
+    );
+  });
+}
+
+/**
+ * Wraps each route's handler to tell the response its route template, once per request, before
+ * the handler runs: cheaper than a hook (a hook run per request), and the template, unlike the
+ * URL, bounds the metrics' series.
+ */
+function meterRoutes(app: App, metrics: AppMetrics): void {
+  app.addHook('onRoute', (route) => {
+    const cells = metrics.requests.forRoute(route.url);
+    const handler = route.handler as RouteHandlerMethod;
+    route.handler = function meteredHandler(this: FastifyInstance, request, reply) {
+      meterAs(reply.raw, cells);
+      return handler.call(this, request, reply);
+    };
+  });
+}
 
 /** A reply as a route with any schema has it, for the few bodies its schema cannot type. */
 interface AnyReply {
@@ -78,7 +124,8 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
  * A Fastify instance with what every service shares: CORS for every origin (cors.ts), JSON bodies,
  * every error answered as JSON `{"error": "..."}` (404, 405 with Allow, 400, 413, 415, 500
  * without internals), timeouts that keep slow or idle sockets from piling up, and
- * connection draining on close, and an OpenAPI document of every route. Services add their routes as
+ * connection draining on close, an OpenAPI document of every route, GET /metrics (metrics.ts), and
+ * an X-Request-Id on every request and answer (request-id.ts). Services add their routes as
  * plugins (app.register), which load after the document's collector; nothing listens here.
  */
 export function createServer(options: ServerOptions): App {
@@ -86,12 +133,17 @@ export function createServer(options: ServerOptions): App {
   const cors = options.cors !== false;
 
   const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
+  const metrics = createAppMetrics();
   const app = Fastify({
-    http: { ServerResponse: responseClass(cors, () => closing) },
+    http: { ServerResponse: responseClass({ cors, closing: () => closing, metrics: metrics.requests }) },
     ...(options.logger === false
       ? { logger: false }
       : { loggerInstance: requestLogging ? options.logger : withoutRequestChildren(options.logger) }),
     bodyLimit: options.bodyLimit ?? MiB,
+    // The request's id is its X-Request-Id when well formed (request-id.ts), else a new UUID: the
+    // reqId of its log lines, and the X-Request-Id of its answer (responseClass).
+    genReqId: assignRequestId,
+    requestIdHeader: false,
     // Per-request lines cost a write each; they are on only at LOG_LEVEL=debug or trace.
     logController: new LogController({ disableRequestLogging: !requestLogging }),
     // A client has 10 s to send its headers and 30 s for the whole request; an idle
@@ -105,6 +157,8 @@ export function createServer(options: ServerOptions): App {
     // Malformed URLs and header errors reach the client as JSON too.
     frameworkErrors: (error, _request, reply) => sendError(reply, 400, error.message),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App; // Fastify infers the logger type from the options; every service uses the base logger type
+  attachMetrics(app, metrics);
+  meterRoutes(app, metrics);
   app.server.headersTimeout = 10_000;
   if (options.maxConnections !== undefined) app.server.maxConnections = options.maxConnections;
 
@@ -132,6 +186,7 @@ export function createServer(options: ServerOptions): App {
   addOpenApi(app, options.api);
   void app.register(async (kitRoutes: App) => {
     if (cors) kitRoutes.options('*', { schema: optionsSchema }, answerOptions(allowedMethods));
+    if (options.serveMetrics !== false) addMetricsRoute(kitRoutes, metrics);
     if (options.serveApiDocument === false) return;
     addDocumentRoute(kitRoutes);
     addDocsPage(kitRoutes);
@@ -159,6 +214,8 @@ export function createServer(options: ServerOptions): App {
     // Fastify refuses a QUERY without a Content-Type before any route is looked up; no route takes
     // QUERY here, so it gets the answer of every other method a path does not take.
     if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') return answerUnrouted(request, reply);
+    // Failed before its handler (a body over the limit, malformed JSON): counted under its route all the same.
+    if (!request.is404 && request.routeOptions.url !== undefined) meterAs(reply.raw, metrics.requests.forRoute(request.routeOptions.url));
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
     if (error instanceof HttpError) {
       if (status >= 500) request.log.warn({ err: error }, error.message);

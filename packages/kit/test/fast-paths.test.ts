@@ -18,16 +18,28 @@ afterEach(async () => {
 const listen = async (): Promise<string> => `http://127.0.0.1:${(await app.listen({ port: 0, host: '127.0.0.1' })).split(':').pop()}`;
 
 describe('fast paths', () => {
-  it('1. a request in a plugin logs through the service logger itself, no child per request', async () => {
-    app = createServer({ logger: pino({ level: 'info', enabled: false }), api });
+  it('1. a request in a plugin gets no pino child until it writes a line, which then carries its request id', async () => {
+    const lines: { reqId?: string; msg?: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as { reqId?: string; msg?: string }) });
+    app = createServer({ logger, api });
     const routes: FastifyPluginCallbackTypebox = (plugin, _options, done) => {
+      // A pino logger (a child included) has bindings(); the request's stand-in has none until it writes.
       plugin.get('/who', (request, reply) => {
-        void reply.send({ shared: request.log === app.log });
+        void reply.send({ pinoChild: 'bindings' in request.log });
+      });
+      plugin.get('/warns', (request, reply) => {
+        request.log.debug('not written at info: no child made for it either');
+        request.log.warn('something to say');
+        void reply.send({});
       });
       done();
     };
     void app.register(routes);
-    expect((await app.inject({ method: 'GET', url: '/who' })).json()).toEqual({ shared: true });
+    expect((await app.inject({ method: 'GET', url: '/who' })).json()).toEqual({ pinoChild: false });
+    await app.inject({ method: 'GET', url: '/warns', headers: { 'x-request-id': 'trace-7' } });
+    expect(lines.filter((line) => line.reqId !== undefined)).toEqual([
+      expect.objectContaining({ reqId: 'trace-7', msg: 'something to say' }),
+    ]);
   });
 
   it('2. the response class adds CORS to every head written, and Connection: close once closing', async () => {

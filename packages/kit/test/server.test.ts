@@ -252,14 +252,6 @@ describe('createServer logging', () => {
     expect(logged[0]).toMatchObject({ level: 50, msg: 'request failed', method: 'GET', url: '/boom?x=1', err: { message: 'broken' } });
   });
 
-  it('gives a request no child logger of its own at info level', async () => {
-    app = createServer({ logger: memoryLogger('info').logger, api });
-    app.get('/ok', (request, reply) => {
-      void reply.send({ shared: request.log === app.log });
-    });
-    expect((await app.inject({ method: 'GET', url: '/ok' })).json()).toEqual({ shared: true });
-  });
-
   it('keeps the bindings of children the services ask for', () => {
     const { logger, lines } = memoryLogger('info');
     app = createServer({ logger, api });
