@@ -25,7 +25,7 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts', ...e2eInPackages] },
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts', ...e2eInPackages] },
       },
       // Real images and containers on a Docker engine, with that stage's own settings (npm run test:containers).
       { test: { ...containers.test, name: 'containers' } },

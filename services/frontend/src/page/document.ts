@@ -43,7 +43,7 @@ ${preloads.join('\n')}
 <tbody id="rows"></tbody>
 </table>
 <p id="no-match" class="status" hidden></p>
-<nav class="pager" aria-label="Pages of users">
+<nav id="pager" class="pager" aria-label="Pages of users" hidden>
 <button id="previous" type="button" disabled>Previous page</button>
 <button id="next" type="button" disabled>Next page</button>
 </nav>

@@ -31,6 +31,8 @@ export const stylesheet = `:root {
   }
 }
 * { box-sizing: border-box; }
+/* Elements styled with a display of their own stay hidden while the script hides them. */
+[hidden] { display: none !important; }
 body {
   margin: 0;
   font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;

@@ -24,6 +24,7 @@ const ui = {
   caption: element('caption', HTMLTableCaptionElement),
   rows: element('rows', HTMLTableSectionElement),
   noMatch: element('no-match', HTMLParagraphElement),
+  pager: element('pager', HTMLElement),
   previous: element('previous', HTMLButtonElement),
   next: element('next', HTMLButtonElement),
 };
@@ -59,13 +60,17 @@ function applyFilter(): void {
   ui.noMatch.textContent = `No user on this page matches “${query}”.`;
 }
 
-/** Enables the page buttons the trail allows, first moving focus off a button about to be disabled. */
+/**
+ * Enables the page buttons the trail allows, first moving focus off a button about to be
+ * disabled; hides them when all the users fit on one page.
+ */
 function updatePager(): void {
   const focused = document.activeElement;
   if (focused === ui.next && !trail.hasNext) (trail.hasPrevious ? ui.previous : ui.table).focus();
   if (focused === ui.previous && !trail.hasPrevious) (trail.hasNext ? ui.next : ui.table).focus();
   ui.previous.disabled = !trail.hasPrevious;
   ui.next.disabled = !trail.hasNext;
+  ui.pager.hidden = !trail.hasPrevious && !trail.hasNext;
 }
 
 function show(users: User[]): void {
