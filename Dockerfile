@@ -67,6 +67,12 @@ RUN npm ci --omit=dev "--workspace=services/${SERVICE}" \
       && find prebuilds -type f ! -name "$keep" -delete && rm -rf deps src binding.gyp \
       && test -f "prebuilds/$keep"; \
     fi
+# The SBOM (CycloneDX) of exactly the packages installed above, for /app/sbom.cdx.json.
+COPY deploy/docker/sbom-manifest.mjs /tmp/
+RUN cp package.json /tmp/package.json.orig \
+ && node /tmp/sbom-manifest.mjs \
+ && npm sbom --sbom-format cyclonedx --omit=dev > /sbom.cdx.json \
+ && mv /tmp/package.json.orig package.json
 COPY --from=build /dist/ /src/
 # /out = what runs: node_modules plus manifest, compiled JS and own node_modules of each built workspace.
 RUN mkdir /out \
@@ -92,6 +98,7 @@ RUN mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 COPY --from=production /out/ /app/
 COPY --from=build /service.json /app/service.json
 COPY deploy/docker/health-probe.mjs /app/health-probe.mjs
+COPY --from=production /sbom.cdx.json /app/sbom.cdx.json
 ARG SERVICE
 WORKDIR /app/services/${SERVICE}
 USER node
@@ -101,3 +108,16 @@ HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --retries=3 \
 # from docker stop reaches the service, which closes gracefully and exits 0.
 ENTRYPOINT []
 CMD ["node", "dist/main.js"]
+
+# OCI labels; revision, version and created come from the builder (README, "Images"): a Dockerfile
+# cannot read them itself. Last, so a new revision rebuilds no layer.
+ARG REVISION=unknown
+ARG VERSION=unknown
+ARG CREATED=unknown
+ARG SOURCE=unknown
+LABEL org.opencontainers.image.title="sample-${SERVICE}" \
+      org.opencontainers.image.description="The ${SERVICE} service of the sample containerized web services" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.created="${CREATED}"

@@ -1,4 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { docker, repoRoot } from './support/docker.js';
 import { prepareEngine, releaseEngine } from './support/engine.js';
@@ -28,18 +32,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const label = `sample-services.test-run=${runId}`;
   const report: string[] = [];
+  const provenance = buildProvenance();
   const build = async ({ service }: (typeof services)[number]): Promise<void> => {
     const started = performance.now();
-    // The README's command, plus a label that finds this run's leftovers for cleanup.
+    // The README's command with the provenance labels, plus a label that finds this run's leftovers for cleanup.
     const image = imageOf(service, tag);
-    await docker(['build', '--pull=false', '--force-rm', '--label', label, '-t', image, '--build-arg', `SERVICE=${service}`, repoRoot], {
-      timeoutMs: 900_000,
-    });
+    const buildArgs = Object.entries({ SERVICE: service, ...provenance }).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
+    await docker(['build', '--pull=false', '--force-rm', '--label', label, '-t', image, ...buildArgs, repoRoot], { timeoutMs: 900_000 });
     const size = Number(await docker(['image', 'inspect', '--format', '{{.Size}}', image]));
+    // The SBOM beside the build too, where a release would publish it.
+    await mkdir(sbomDir, { recursive: true });
+    await writeFile(
+      join(sbomDir, `sample-${service}.cdx.json`),
+      await docker(['run', '--rm', '--entrypoint', 'cat', image, '/app/sbom.cdx.json']),
+    );
     report.push(`${image}: built in ${seconds(performance.now() - started)}, ${(size / 1e6).toFixed(0)} MB`);
   };
   try {
-    // Two builds at a time: the native compile of better-sqlite3 (database, backend) uses one CPU.
+    // Two builds at a time: each one's TypeScript compile keeps a CPU busy.
     const queue = [...services];
     const worker = async (): Promise<void> => {
       for (let next = queue.shift(); next !== undefined; next = queue.shift()) await build(next);
@@ -60,6 +70,27 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (engine.startedHere) await docker(['image', 'prune', '--force']);
     await releaseEngine(engine);
     console.log(`container stage: ${seconds(performance.now() - stageStarted)} in all`);
+  };
+}
+
+/** Where the stage writes each image's SBOM (git-ignored). */
+const sbomDir = join(repoRoot, 'build/sbom');
+
+/** The OCI labels' values the Dockerfile takes as build arguments (README, "Images"). */
+function buildProvenance(): Record<string, string> {
+  const git = (...args: string[]): string => {
+    try {
+      return execFileSync('git', ['-C', repoRoot, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return 'unknown';
+    }
+  };
+  const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+  return {
+    REVISION: git('rev-parse', 'HEAD'),
+    VERSION: version,
+    CREATED: new Date().toISOString(),
+    SOURCE: git('config', '--get', 'remote.origin.url'),
   };
 }
 

@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { serviceNames } from '@svc/manifest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { docker, dockerResult, publishedUrl, repoRoot, timedStop, waitForHttp } from './support/docker.js';
@@ -48,6 +51,28 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     });
   });
 
+  it('carries the OCI labels of its build: title, source, revision, version, created', async () => {
+    const labels = JSON.parse(await docker(['image', 'inspect', '--format', '{{json .Config.Labels}}', image])) as Record<string, string>;
+    const oci = (key: string): string | undefined => labels[`org.opencontainers.image.${key}`];
+    expect(oci('title')).toBe(`sample-${service}`);
+    expect(oci('revision')).toBe(execFileSync('git', ['-C', repoRoot, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim());
+    expect(oci('version')).toBe((JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(Date.now() - Date.parse(oci('created') ?? '')).toBeLessThan(3 * 3600_000);
+    expect(oci('source')).toBeDefined();
+  });
+
+  it('lists in /app/sbom.cdx.json (CycloneDX) exactly the packages in its node_modules', async () => {
+    const { installed, sbom } = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listPackagesAndSbom])) as {
+      installed: string[];
+      sbom: { bomFormat: string; components: { 'bom-ref': string; purl: string }[] };
+    };
+    expect(sbom.bomFormat).toBe('CycloneDX');
+    const listed = sbom.components.map((c) => c['bom-ref']);
+    expect(installed.length).toBeGreaterThan(10);
+    expect([...new Set(listed)].sort()).toEqual([...new Set(installed)].sort());
+    for (const { purl } of sbom.components) expect(purl).toMatch(/^pkg:npm\//);
+  });
+
   it('holds only production dependencies and compiled code (one-off run --rm leaves no container)', async () => {
     const name = `${prefix}-once`;
     const listing = await docker(['run', '--rm', '--name', name, image, 'node', '-e', listModules]);
@@ -95,6 +120,25 @@ describe.skipIf(stage.skipReason !== undefined)('the image build', () => {
 });
 
 /** Runs inside the image: top-level packages in node_modules and every file of the app's code. */
+/** Every package under /app/node_modules (nested ones too) as name@version, and the image's SBOM. */
+const listPackagesAndSbom = `
+const { existsSync, readdirSync, readFileSync } = require('node:fs');
+const found = [];
+const walk = (dir) => {
+  for (const name of readdirSync(dir)) {
+    if (name.startsWith('.')) continue;
+    const path = dir + '/' + name;
+    if (name.startsWith('@')) { walk(path); continue; }
+    if (!existsSync(path + '/package.json')) continue;
+    const { name: pkg, version } = JSON.parse(readFileSync(path + '/package.json', 'utf8'));
+    found.push(pkg + '@' + version);
+    if (existsSync(path + '/node_modules')) walk(path + '/node_modules');
+  }
+};
+walk('/app/node_modules');
+console.log(JSON.stringify({ installed: found, sbom: JSON.parse(readFileSync('/app/sbom.cdx.json', 'utf8')) }));
+`;
+
 const listModules = `
 const { readdirSync, readFileSync } = require('node:fs');
 const top = (d) => readdirSync(d).filter((n) => !n.startsWith('.')).flatMap((n) => n.startsWith('@') ? [n, ...readdirSync(d + '/' + n).map((s) => n + '/' + s)] : [n]);
