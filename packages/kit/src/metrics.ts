@@ -66,7 +66,8 @@ export async function metricsText(metrics: AppMetrics): Promise<string> {
 /**
  * Serves the app's metrics on a port of their own (GET /metrics; anything else 404), opened when
  * the app listens and closed with it: for a transparent proxy, whose own port belongs to its
- * upstream. Logs the port it listens on, which `port()` also gives once the app listens.
+ * upstream. Logs the port it listens on, which `port()` also gives once the app listens; a port it
+ * cannot listen on is logged as an error, and the app serves on without metrics.
  */
 export function serveMetricsOnPort(app: App, options: { port: number; host: string }): { port: () => number | undefined } {
   const metrics = metricsOf(app);
@@ -89,10 +90,21 @@ export function serveMetricsOnPort(app: App, options: { port: number; host: stri
         },
       );
     });
-    server.listen(options.port, options.host);
-    await new Promise<void>((resolve, reject) => {
-      server?.once('listening', resolve).once('error', reject);
-    });
+    const listening = server;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        listening.once('listening', resolve).once('error', reject).listen(options.port, options.host);
+      });
+    } catch (error) {
+      // The service's own work goes on: metrics are not worth refusing its traffic for.
+      server = undefined;
+      const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+      app.log.error(
+        { err: error },
+        `metrics not served: cannot listen on port ${options.port} (${reason}); the service goes on without them`,
+      );
+      return;
+    }
     app.log.info({ metricsPort: port() }, `metrics served on port ${port()}`);
   });
   app.addHook('onClose', async () => {

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
-import { connect } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { pino } from 'pino';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '@svc/testing/prometheus-text';
 import {
   createServer,
@@ -126,6 +128,25 @@ describe('GET /metrics', () => {
     const families = await scrape(`http://127.0.0.1:${port}/metrics`);
     expect(count(families, { method: 'GET', route: '/items/:id', status_code: '200' })).toBe(1);
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+  });
+
+  it('logs a metrics port it cannot listen on and serves on without it', async () => {
+    const taken = createHttpServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const lines: { level: number; msg: string }[] = [];
+    app = createServer({
+      logger: pino({}, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) }),
+      api,
+    });
+    serveMetricsOnPort(app, { port, host: '127.0.0.1' });
+    const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+    await until(async () => lines.some((line) => line.level === 50));
+    expect(lines.find((line) => line.level === 50)?.msg).toBe(
+      `metrics not served: cannot listen on port ${port} (EADDRINUSE); the service goes on without them`,
+    );
+    expect((await fetch(`${baseUrl}/metrics`)).status).toBe(200);
+    await new Promise((resolve) => taken.close(resolve));
   });
 
   it('adds the database pool gauges and failed queries, and the upstream errors', async () => {

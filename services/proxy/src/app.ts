@@ -1,5 +1,5 @@
 import { METHODS } from 'node:http';
-import { createServer, errorAnswer, notInDocument, type App, type Logger } from '@svc/kit';
+import { createServer, errorAnswer, notInDocument, serveMetricsOnPort, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
@@ -25,6 +25,8 @@ export interface ProxyAppOptions {
   resolve?: Resolve;
   /** How long an address that failed to connect is passed over; default 10 s, nginx's fail_timeout. */
   skipFailedMs?: number;
+  /** Where to serve GET /metrics, apart from the forwarded port (METRICS_PORT); undefined: nowhere. */
+  metrics?: { port: number; host: string } | undefined;
 }
 
 const MiB = 1024 * 1024;
@@ -62,10 +64,15 @@ export function createProxyApp(options: ProxyAppOptions): App {
     logger: options.logger,
     maxConnections: options.maxConnections,
     cors: false,
-    // Transparent: /openapi.json and /docs are its upstream's; its own document lists its own errors.
+    // Transparent: /openapi.json, /docs and /metrics are its upstream's; its own document lists its own
+    // errors. A proxy-owned /metrics on this port would hide web's from whoever scrapes through the
+    // proxy, and no path is safe to take from an upstream that may use any: the proxy's metrics are
+    // on a port of their own (METRICS_PORT), which an operator publishes or not.
     serveApiDocument: false,
+    serveMetrics: false,
     api: { title: 'proxy', description: services.proxy.summary },
   });
+  if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
   const upstream = new UpstreamAddresses({
     upstream: options.upstream,
     // A pool per address: the Host header is the client's ($host), never the address.
@@ -104,7 +111,7 @@ export function createProxyApp(options: ProxyAppOptions): App {
     new ResponseRelay(reply, upstream, {
       method: raw.method as Dispatcher.HttpMethod,
       path: target?.path ?? url,
-      headers: upstreamRequestHeaders(raw.headers, target?.host ?? raw.headers.host, raw.socket.remoteAddress ?? ''),
+      headers: upstreamRequestHeaders(raw.headers, target?.host ?? raw.headers.host, raw.socket.remoteAddress ?? '', request.id),
       body: upstreamRequestBody(raw, bodyLimit),
     }).start();
   }

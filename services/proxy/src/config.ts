@@ -1,11 +1,28 @@
-import { ConfigError, readInt, readServiceConfig, readUrl, type Env, type ServiceConfig } from '@svc/kit';
+import { ConfigError, readInt, readPort, readServiceConfig, readString, readUrl, type Env, type ServiceConfig } from '@svc/kit';
 import { services } from '@svc/manifest';
 
 export interface ProxyConfig extends ServiceConfig {
   upstream: URL;
+  /** Where GET /metrics is served, apart from the forwarded port; undefined: not served. */
+  metricsPort: number | undefined;
   maxConnections: number;
   upstreamTimeoutMs: number;
   upstreamResolveMs: number;
+}
+
+/** METRICS_PORT: a port (0: any free one), or `off`; never the forwarded PORT. */
+function readMetricsPort(env: Env, port: number): number | undefined {
+  if (readString(env, 'METRICS_PORT', '9100') === 'off') return undefined;
+  let metricsPort: number;
+  try {
+    metricsPort = readPort(env, 'METRICS_PORT', 9100);
+  } catch {
+    throw new ConfigError(`METRICS_PORT must be a port from 0 to 65535 or "off", got "${env.METRICS_PORT ?? ''}"`);
+  }
+  if (metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError(`METRICS_PORT must differ from PORT (${port}): every path of PORT is forwarded to the upstream`);
+  }
+  return metricsPort;
 }
 
 /**
@@ -15,7 +32,8 @@ export interface ProxyConfig extends ServiceConfig {
  * from 100 to 3600000: how often the upstream's host name is resolved again, as nginx's
  * `resolver ... valid=`, so that `--scale web=3` replicas get traffic and a recreated `web` is
  * found within about that long; a failed resolution keeps the last addresses; an IP address
- * or `localhost` is never resolved).
+ * or `localhost` is never resolved). METRICS_PORT (default 9100, `off` for none): the port of the
+ * proxy's own GET /metrics, apart from its PORT, every path of which is forwarded (see app.ts).
  */
 export function readConfig(env: Env): ProxyConfig {
   const common = readServiceConfig(env, services.proxy);
@@ -32,5 +50,6 @@ export function readConfig(env: Env): ProxyConfig {
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
     upstreamTimeoutMs: readInt(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
     upstreamResolveMs: readInt(env, 'UPSTREAM_RESOLVE_MS', 1000, 100, 3_600_000),
+    metricsPort: readMetricsPort(env, common.port),
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { requestIdHeader } from '@svc/kit';
 
 /**
  * Headers that describe one connection rather than the message (RFC 9110 7.6.1), so a
@@ -6,7 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
  * 100 Continue itself) and the three forwarding headers are replaced, not copied.
  */
 const hopByHop = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-const replacedOnRequest = new Set([...hopByHop, 'expect', 'host', 'x-real-ip', 'x-forwarded-for']);
+const replacedOnRequest = new Set([...hopByHop, 'expect', 'host', 'x-real-ip', 'x-forwarded-for', requestIdHeader]);
 
 /** Server name used as Host when the client sent none (HTTP/1.0), as nginx's `server_name localhost`. */
 const defaultHost = 'localhost';
@@ -40,10 +41,17 @@ export function hostOf(host: string | undefined): string {
 
 /**
  * The request headers for the upstream, as the flat [name, value, ...] list undici takes:
- * the client's end-to-end headers, then Host, X-Real-IP and X-Forwarded-For (spec 4.4).
- * `host` is the Host header, or the host of an absolute request target.
+ * the client's end-to-end headers, then Host, X-Real-IP and X-Forwarded-For (spec 4.4), and
+ * X-Request-Id: the request's id, the client's own when well formed (the kit decides), so the
+ * upstream's log lines carry the same id as ours. `host` is the Host header, or the host of an
+ * absolute request target.
  */
-export function upstreamRequestHeaders(headers: IncomingHttpHeaders, host: string | undefined, clientAddress: string): string[] {
+export function upstreamRequestHeaders(
+  headers: IncomingHttpHeaders,
+  host: string | undefined,
+  clientAddress: string,
+  requestId: string,
+): string[] {
   const named = connectionTokens(headers.connection);
   const out: string[] = [];
   for (const name in headers) {
@@ -60,6 +68,8 @@ export function upstreamRequestHeaders(headers: IncomingHttpHeaders, host: strin
     clientAddress,
     'x-forwarded-for',
     chain === undefined || chain === '' ? clientAddress : `${chain}, ${clientAddress}`,
+    requestIdHeader,
+    requestId,
   );
   return out;
 }

@@ -12,6 +12,7 @@ await runService(services.proxy, {
       maxConnections: config.maxConnections,
       upstreamTimeoutMs: config.upstreamTimeoutMs,
       resolveIntervalMs: config.upstreamResolveMs,
+      metrics: config.metricsPort === undefined ? undefined : { port: config.metricsPort, host: config.host },
     }),
   }),
 });

@@ -1,11 +1,15 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { HttpError, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
 import type { FastifyReply } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { clientResponseHeaders } from './headers.js';
 import { discardRequestBody } from './request-body.js';
 import type { UpstreamAddress, UpstreamAddresses } from './upstream-addresses.js';
 import { isConnectionLost, isUnreachable, upstreamFailure } from './upstream-error.js';
+
+/** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */
+const countUpstreamError = upstreamErrorCounter();
 
 /** RFC 9110's idempotent methods: sending one twice does no more than sending it once. */
 const idempotent = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
@@ -50,8 +54,10 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   /** Sends the request to the next address in turn. */
   start(): void {
     const target = this.upstream.pick();
-    if (target === undefined) this.fail(this.upstream.noAddressError);
-    else this.send(target);
+    if (target === undefined) {
+      countUpstreamError(upstreamErrorKind(this.upstream.noAddressError)); // e.g. the name does not resolve
+      this.fail(this.upstream.noAddressError);
+    } else this.send(target);
   }
 
   private send(target: UpstreamAddress): void {
@@ -76,6 +82,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     this.answered = true;
     // Informational answers (103 Early Hints) are dropped, as nginx drops them.
     if (statusCode < 200) return;
+    if (statusCode >= 500) countUpstreamError('bad_status');
     // From here on the response is ours, not Fastify's.
     this.reply.hijack();
     this.response.writeHead(statusCode, clientResponseHeaders(headers));
@@ -92,6 +99,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    // Every failed attempt counts, retried or not; not the client going away, nor a body over our limit.
+    if (!this.response.destroyed && !(error instanceof HttpError)) countUpstreamError(upstreamErrorKind(error));
     if (this.response.headersSent) this.response.destroy(error);
     else if (!this.response.destroyed && !this.retried(error)) this.fail(error);
   }

@@ -9,6 +9,13 @@ describe('readConfig', () => {
     expect(config.maxConnections).toBe(1024);
     expect(config.upstreamTimeoutMs).toBe(60_000);
     expect(config.upstreamResolveMs).toBe(1000);
+    expect(config.metricsPort).toBe(9100);
+  });
+
+  it('reads METRICS_PORT: a port, 0 for any free one, or off', () => {
+    expect(readConfig({ METRICS_PORT: '9200' }).metricsPort).toBe(9200);
+    expect(readConfig({ METRICS_PORT: '0', PORT: '0' }).metricsPort).toBe(0);
+    expect(readConfig({ METRICS_PORT: 'off' }).metricsPort).toBeUndefined();
   });
 
   it('reads UPSTREAM_URL, MAX_CONNECTIONS, UPSTREAM_TIMEOUT_MS and UPSTREAM_RESOLVE_MS', () => {
@@ -35,6 +42,9 @@ describe('readConfig', () => {
     ['UPSTREAM_TIMEOUT_MS', '0', 'UPSTREAM_TIMEOUT_MS must be an integer from 1'],
     ['UPSTREAM_RESOLVE_MS', '99', 'UPSTREAM_RESOLVE_MS must be an integer from 100 to 3600000'],
     ['UPSTREAM_RESOLVE_MS', '1s', 'UPSTREAM_RESOLVE_MS must be an integer from 100 to 3600000'],
+    ['METRICS_PORT', 'none', 'METRICS_PORT must be a port from 0 to 65535 or "off", got "none"'],
+    ['METRICS_PORT', '65536', 'METRICS_PORT must be a port from 0 to 65535 or "off"'],
+    ['METRICS_PORT', '80', 'METRICS_PORT must differ from PORT (80)'],
   ])('refuses %s=%s', (name, value, message) => {
     expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => readConfig({ [name]: value })).toThrow(message);

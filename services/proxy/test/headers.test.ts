@@ -29,6 +29,7 @@ describe('upstreamRequestHeaders', () => {
         { host: 'a.example:81', accept: 'application/json', cookie: 'a=1', 'x-list': ['1', '2'] },
         'a.example:81',
         '10.0.0.7',
+        'req-1',
       ),
     );
     expect(headers).toEqual({
@@ -38,12 +39,18 @@ describe('upstreamRequestHeaders', () => {
       host: ['a.example'],
       'x-real-ip': ['10.0.0.7'],
       'x-forwarded-for': ['10.0.0.7'],
+      'x-request-id': ['req-1'],
     });
+  });
+
+  it("sends the request's id as X-Request-Id in place of the client's", () => {
+    const headers = grouped(upstreamRequestHeaders({ 'x-request-id': 'not kept' }, undefined, '10.0.0.7', 'req-2'));
+    expect(headers['x-request-id']).toEqual(['req-2']);
   });
 
   it('appends the client to an incoming chain and replaces a client-sent X-Real-IP', () => {
     const headers = grouped(
-      upstreamRequestHeaders({ 'x-forwarded-for': '1.2.3.4, 5.6.7.8', 'x-real-ip': '6.6.6.6' }, undefined, '10.0.0.7'),
+      upstreamRequestHeaders({ 'x-forwarded-for': '1.2.3.4, 5.6.7.8', 'x-real-ip': '6.6.6.6' }, undefined, '10.0.0.7', 'req-1'),
     );
     expect(headers.host).toEqual(['localhost']);
     expect(headers['x-forwarded-for']).toEqual(['1.2.3.4, 5.6.7.8, 10.0.0.7']);
@@ -68,9 +75,10 @@ describe('upstreamRequestHeaders', () => {
         },
         undefined,
         '10.0.0.7',
+        'req-1',
       ),
     );
-    expect(Object.keys(headers).sort()).toEqual(['host', 'x-forwarded-for', 'x-kept', 'x-real-ip']);
+    expect(Object.keys(headers).sort()).toEqual(['host', 'x-forwarded-for', 'x-kept', 'x-real-ip', 'x-request-id']);
   });
 });
 
