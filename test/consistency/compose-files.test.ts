@@ -168,6 +168,24 @@ type HardenedService = SwarmService & {
   networks?: string[];
 };
 
+describe.each(swarmStacks)('deploy/swarm/%s.yml runs hardened as compose does, but for what swarm ignores', (stack) => {
+  const swarm = composeServices(`deploy/swarm/${stack}.yml`) as Record<string, HardenedService>;
+  const compose = composeServices(`deploy/compose/${stack}.yml`) as Record<string, HardenedService>;
+
+  it.each(Object.keys(swarm))('%s', (as) => {
+    const pick = ({ read_only, cap_drop, cap_add, init, stop_grace_period, tmpfs }: HardenedService) => ({
+      read_only,
+      cap_drop,
+      cap_add,
+      init,
+      stop_grace_period,
+      tmpfs,
+    });
+    // security_opt is ignored by `docker stack deploy`; the limits are deploy.resources (checked above).
+    expect(pick(swarm[as] ?? {})).toEqual(pick(compose[as] ?? {}));
+  });
+});
+
 describe.each(stackNames)('deploy/compose/%s.yml runs hardened by default', (stack) => {
   const file = composeServices(`deploy/compose/${stack}.yml`) as Record<string, HardenedService>;
   const ours = membersOf(stack).filter((m) => m.composeImage === undefined);
