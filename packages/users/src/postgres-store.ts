@@ -138,6 +138,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         return false;
       }
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       await pool.end();
     },

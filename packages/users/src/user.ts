@@ -1,3 +1,4 @@
+import type { PoolStats } from '@svc/kit';
 import type { User } from './schemas.js';
 
 export type { User };
@@ -67,4 +68,6 @@ export interface UserStore {
   ping(timeoutMs: number): Promise<boolean>;
   /** Releases connections or the file; the store is unusable afterwards. */
   close(): Promise<void>;
+  /** The connection pool's state, for the metrics; only a store with a pool (PostgreSQL) has one. */
+  poolStats?: () => PoolStats;
 }
