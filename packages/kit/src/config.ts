@@ -44,7 +44,9 @@ function parseUrl(name: string, value: string, protocols: readonly string[]): UR
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError(`${name} must be a URL, got "${value}"`);
+    // A URL may carry a password before its '@' (DATABASE_URL): never quote that part.
+    const shown = value.includes('@') ? `...${value.slice(value.lastIndexOf('@'))}` : value;
+    throw new ConfigError(`${name} must be a URL, got "${shown}"`);
   }
   if (!protocols.includes(url.protocol)) {
     throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got "${url.protocol}//..."`);
