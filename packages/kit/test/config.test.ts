@@ -61,7 +61,7 @@ describe('configuration from the environment', () => {
   it('never quotes what comes before the @ of a URL it cannot read: it may be a password', () => {
     const read = (value: string) => () => readUrl({ DATABASE_URL: value }, 'DATABASE_URL', 'postgresql://db', ['postgresql:']);
     expect(read('postgresql://user:s3cret@db:99999/x')).toThrow('DATABASE_URL must be a URL, got "...@db:99999/x"');
-    expect(read('user:s3cr et@db')).toThrow('DATABASE_URL must be a URL, got "...@db"');
+    expect(read('user s3cret@db')).toThrow('DATABASE_URL must be a URL, got "...@db"');
     expect(read('mysql://user:s3cret@db/x')).toThrow('DATABASE_URL must start with postgresql://, got "mysql://..."');
   });
 });
