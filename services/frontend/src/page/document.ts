@@ -34,7 +34,7 @@ ${preloads.join('\n')}
 <p id="problem-text"></p>
 <button id="retry" type="button">Retry</button>
 </div>
-<section id="list" aria-labelledby="caption" hidden>
+<section id="list" hidden>
 <p class="filter"><label for="filter">Filter this page</label>
 <input id="filter" type="search" autocomplete="off" spellcheck="false" aria-controls="users"></p>
 <table id="users" tabindex="-1">
