@@ -17,5 +17,5 @@ export type { BuiltService, ServiceDefinition } from './run.js';
 export { isWellFormedRequestId, requestIdHeader } from './request-id.js';
 export { metricsOf, serveMetricsOnPort } from './metrics.js';
 export type { AppMetrics } from './metrics.js';
-export { databaseMetrics, upstreamErrorCounter, upstreamErrorKind, withRejectionsCounted } from './service-metrics.js';
+export { meterStore, upstreamErrorCounter, upstreamErrorKind } from './service-metrics.js';
 export type { PoolStats, UpstreamErrorKind } from './service-metrics.js';

@@ -63,13 +63,19 @@ export interface PoolStats {
 }
 
 /**
- * The database metrics of a service: its pool's gauges (PostgreSQL; SQLite has no pool), and
- * `failed(operation)`, which counts a query that failed.
+ * The store of a database service, metered: its pool's gauges, read at each scrape (a store with
+ * `poolStats`, i.e. PostgreSQL; SQLite has no pool, and no gauges rather than gauges that say 0),
+ * and db_query_errors_total by operation (the store's method) for each rejection isQueryError
+ * accepts (not, say, a duplicate email, which is the database doing its job).
  */
-export function databaseMetrics(app: App, poolStats: (() => PoolStats) | undefined): { failed: (operation: string) => void } {
+export function meterStore<Store extends object & { poolStats?: () => PoolStats }>(
+  app: App,
+  store: Store,
+  isQueryError: (error: unknown) => boolean,
+): Store {
   const { registry } = metricsOf(app);
+  const { poolStats } = store;
   const help = { total: 'Pool connections open', idle: 'Pool connections idle', waiting: 'Queries waiting for a free pool connection' };
-  // No pool (SQLite): no gauges, rather than gauges that say 0.
   if (poolStats !== undefined) {
     for (const field of ['total', 'idle', 'waiting'] as const) {
       new Gauge({
@@ -84,34 +90,32 @@ export function databaseMetrics(app: App, poolStats: (() => PoolStats) | undefin
   }
   const errors = new Counter({
     name: 'db_query_errors_total',
-    help: 'Queries that failed (database unreachable, timed out or refused the query), by operation',
+    help: 'Queries that failed (database unreachable, too slow, or the query refused), by operation',
     labelNames: ['operation'],
     registers: [registry],
   });
-  return { failed: (operation) => errors.inc({ operation }) };
+  return withRejectionsCounted(store, (operation, error) => {
+    if (operation !== 'close' && isQueryError(error)) errors.inc({ operation });
+  });
 }
 
 /**
- * The target with its named async methods wrapped so that each rejection is told to onRejection
- * (e.g. to count failed queries) and then passed on unchanged. Everything else is the target's
- * own: the wrapper inherits from it.
+ * The target with each of its methods wrapped so that a rejection of the promise it returns is told
+ * to onRejection (e.g. to count failed queries) and then passed on unchanged; what is not a promise
+ * comes back as it is. Every method, so that one added to the target later is counted too.
  */
-export function withRejectionsCounted<T extends object>(
-  target: T,
-  methods: readonly (keyof T & string)[],
-  onRejection: (method: string, error: unknown) => void,
-): T {
+function withRejectionsCounted<T extends object>(target: T, onRejection: (method: string, error: unknown) => void): T {
   const wrapper: Record<string, unknown> = Object.create(target) as Record<string, unknown>;
-  for (const name of methods) {
+  for (const name in target) {
     const method: unknown = target[name];
-    if (typeof method !== 'function') throw new TypeError(`withRejectionsCounted: ${name} is not a method`);
-    wrapper[name] = async (...args: unknown[]): Promise<unknown> => {
-      try {
-        return (await method.apply(target, args)) as unknown;
-      } catch (error) {
+    if (typeof method !== 'function') continue;
+    wrapper[name] = (...args: unknown[]): unknown => {
+      const result: unknown = method.apply(target, args);
+      if (!(result instanceof Promise)) return result;
+      return result.catch((error: unknown) => {
         onRejection(name, error);
         throw error;
-      }
+      });
     };
   }
   return wrapper as T;

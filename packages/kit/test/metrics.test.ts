@@ -4,15 +4,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '@svc/testing/prometheus-text';
-import {
-  createServer,
-  databaseMetrics,
-  metricsOf,
-  serveMetricsOnPort,
-  upstreamErrorCounter,
-  withRejectionsCounted,
-  type App,
-} from '../src/index.js';
+import { createServer, meterStore, metricsOf, serveMetricsOnPort, upstreamErrorCounter, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'metrics' };
 let app: App;
@@ -151,17 +143,23 @@ describe('GET /metrics', () => {
 
   it('adds the database pool gauges and failed queries, and the upstream errors', async () => {
     const baseUrl = await build();
-    const db = databaseMetrics(app, () => ({ total: 4, idle: 3, waiting: 1 }));
-    const store = withRejectionsCounted(
+    const store = meterStore(
+      app,
       {
         page: async (fail: boolean) => {
           if (fail) throw new Error('connection refused');
           return 'page';
         },
+        create: async () => {
+          throw new Error('duplicate');
+        },
+        size: () => 3,
+        poolStats: () => ({ total: 4, idle: 3, waiting: 1 }),
       },
-      ['page'],
-      (operation) => db.failed(operation),
+      (error) => (error as Error).message !== 'duplicate',
     );
+    expect(store.size()).toBe(3);
+    await expect(store.create()).rejects.toThrow('duplicate');
     expect(await store.page(false)).toBe('page');
     await expect(store.page(true)).rejects.toThrow('connection refused');
     const countError = upstreamErrorCounter();
@@ -172,6 +170,7 @@ describe('GET /metrics', () => {
     expect(sampleValue(families, 'db_pool_idle_connections')).toBe(3);
     expect(sampleValue(families, 'db_pool_waiting_queries')).toBe(1);
     expect(sampleValue(families, 'db_query_errors_total', { operation: 'page' })).toBe(1);
+    expect(sampleValue(families, 'db_query_errors_total', { operation: 'create' })).toBeUndefined();
     expect(sampleValue(families, 'upstream_errors_total', { kind: 'timeout' })).toBe(before + 1);
     expect(metricsOf(app).registry.getSingleMetric('db_pool_total_connections')).toBeDefined();
   });

@@ -1,6 +1,6 @@
-import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
+import { createServer, healthPlugin, meterStore, readyPlugin, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
-import { databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
+import { databaseReady, databaseStatus, DuplicateEmailError, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
 import { Type } from 'typebox';
 
 export interface BackendAppOptions {
@@ -16,9 +16,11 @@ const Health = Type.Object(
 
 /** Backend of variant C (spec 4.3): health with database connectivity and the user list; no create. */
 export function createBackendApp(options: BackendAppOptions): App {
-  const { store } = options;
+  const { store: unmetered } = options;
   const app = createServer({ logger: options.logger, api: { title: 'backend', description: services.backend.summary } });
-  app.addHook('onClose', () => store.close());
+  app.addHook('onClose', () => unmetered.close());
+  // Counted in /metrics: the pool's state and failed queries (a taken email is not a failure).
+  const store = meterStore(app, unmetered, (error) => !(error instanceof DuplicateEmailError));
   void app.register(
     healthPlugin({
       schema: Health,

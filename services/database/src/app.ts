@@ -1,6 +1,14 @@
-import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
+import { createServer, healthPlugin, meterStore, readyPlugin, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
-import { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
+import {
+  createUserPlugin,
+  databaseReady,
+  DuplicateEmailError,
+  databaseStatus,
+  DatabaseStatus,
+  listUsersPlugin,
+  type UserStore,
+} from '@svc/users';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 
@@ -30,9 +38,11 @@ const greetingRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
 
 /** Variant B (spec 4.2): greeting, health with database connectivity, list and create users. */
 export function createDatabaseApp(options: DatabaseAppOptions): App {
-  const { store } = options;
+  const { store: unmetered } = options;
   const app = createServer({ logger: options.logger, api: { title: 'database', description: services.database.summary } });
-  app.addHook('onClose', () => store.close());
+  app.addHook('onClose', () => unmetered.close());
+  // Counted in /metrics: the pool's state and failed queries (a taken email is not a failure).
+  const store = meterStore(app, unmetered, (error) => !(error instanceof DuplicateEmailError));
   void app.register(greetingRoutes);
   // Always 200 while the process serves: the database's state is reported, not propagated.
   void app.register(
