@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { requestIdHeader, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
 import { Pool } from 'undici';
 import { bodyStarted, opening } from './body-start.js';
 
@@ -9,6 +10,8 @@ export interface UsersRequest {
   after?: number | undefined;
   /** Aborted when the frontend's client goes away: the backend call ends with it. */
   signal: AbortSignal;
+  /** The frontend request's id, sent as X-Request-Id: the backend's log lines carry the same id. */
+  requestId: string;
 }
 
 /** The backend's answer once it has begun well: its headers checked, its body still arriving. */
@@ -36,6 +39,9 @@ const isJson = (contentType: string | undefined): contentType is string =>
 /** One value of a response header (undici gives an array for a repeated one). */
 const single = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value.join(', ') : value);
 
+/** The backend answered, but not a 2xx: an error of its own, not of the connection. */
+class BadStatusError extends Error {}
+
 /**
  * Calls the backend over a pool of keep-alive connections. timeoutMs bounds connecting, waiting for
  * the response headers and each pause between two body chunks while the frontend wants more, never
@@ -54,28 +60,36 @@ export function createBackendClient(backendUrl: URL, timeoutMs: number): Backend
     keepAliveTimeout: 30_000,
   });
   const path = `${backendUrl.pathname.replace(/\/$/, '')}/api/users`;
+  // Failures by kind in the frontend's /metrics; not those of a call its own client gave up on.
+  const countError = upstreamErrorCounter();
+  const counted = (error: unknown, signal: AbortSignal): void => {
+    if (!signal.aborted) countError(error instanceof BadStatusError ? 'bad_status' : upstreamErrorKind(error));
+  };
 
   return {
-    async fetchUsers({ method, limit, after, signal }) {
+    async fetchUsers({ method, limit, after, signal, requestId }) {
       const query = new URLSearchParams();
       if (limit !== undefined) query.set('limit', String(limit));
       if (after !== undefined) query.set('after', String(after));
       const search = query.size > 0 ? `?${query.toString()}` : '';
-      const { statusCode, headers, body } = await pool.request({
-        method,
-        path: path + search,
-        headers: { accept: 'application/json' },
-        signal,
-      });
+      const { statusCode, headers, body } = await pool
+        .request({ method, path: path + search, headers: { accept: 'application/json', [requestIdHeader]: requestId }, signal })
+        .catch((error: unknown) => {
+          counted(error, signal);
+          throw error;
+        });
       try {
-        if (statusCode < 200 || statusCode > 299) throw new Error(`backend answered ${statusCode}: ${await opening(body)}`);
+        if (statusCode < 200 || statusCode > 299) throw new BadStatusError(`backend answered ${statusCode}: ${await opening(body)}`);
         const contentType = single(headers['content-type']);
         if (!isJson(contentType)) {
           throw new Error(`backend answered ${contentType === undefined ? 'no content type' : `content type ${contentType}`}, not JSON`);
         }
         await bodyStarted(body);
+        // A failure mid-body (the response is then cut) counts too.
+        body.once('error', (error) => counted(error, signal));
         return { contentType, link: single(headers.link), body };
       } catch (error) {
+        counted(error, signal);
         body.destroy();
         throw error;
       }

@@ -41,6 +41,7 @@ export function usersRoute(backend: BackendClient): FastifyPluginCallbackTypebox
           limit,
           after: request.query.after === undefined ? undefined : after,
           signal: clientGone.signal,
+          requestId: request.id,
         });
       } catch (error) {
         if (clientGone.signal.aborted) request.log.debug('the client went away before the backend answered');
