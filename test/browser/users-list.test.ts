@@ -55,7 +55,10 @@ browserSuite('the users page with a few users', () => {
   });
 
   it('writes the same instant for another reader in their own locale and zone', async () => {
-    const { page, expectNoProblems } = await openSession(browser, stack.url, { locale: 'de-DE', timezoneId: 'America/New_York' });
+    const { page, screenshot, expectNoProblems } = await openSession(browser, stack.url, {
+      locale: 'de-DE',
+      timezoneId: 'America/New_York',
+    });
     const created = page.locator('tbody tr').first().locator('time');
     await created.waitFor();
     const iso = (await created.getAttribute('datetime')) ?? '';
@@ -65,6 +68,7 @@ browserSuite('the users page with a few users', () => {
       iso,
     );
     expect(await created.textContent()).toBe(expected);
+    await screenshot('list-de-DE-new-york');
     expectNoProblems();
   });
 
