@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Rolling restart of a compose service: each of its containers is replaced by a new one, one at
+# a time, and the service never runs fewer containers than it had. The new containers use the
+# service's current image and settings, so after `docker-compose build web` (or a new TAG) this
+# rolls the new image out.
+#
+#   deploy/compose/rolling-restart.sh [docker-compose options] SERVICE
+#   WEB_PORT=127.0.0.1:0 deploy/compose/rolling-restart.sh -f deploy/compose/simple.yml web
+#
+# For each container there at the start: scale up by one (--no-recreate: the others are not
+# touched), wait until the new one is healthy, then stop the old one (SIGTERM: it stops taking
+# connections and finishes its requests; both proxies retry elsewhere) and remove it. The count
+# ends where it began. Replicas need a host port each (WEB_PORT=127.0.0.1:0) or none.
+#
+# Healthy: Docker's own status, or sooner the container's own health check command run here
+# through `docker exec` every second, since Engine 20.10 runs the first probe only after the
+# interval (30 s; `start_interval` came with Engine 25). Not healthy within HEALTH_TIMEOUT seconds
+# (default 120): the script stops with the old containers still running. DOCKER_COMPOSE and DOCKER
+# name the clients (default docker-compose and docker).
+set -euo pipefail
+
+if [ $# -lt 1 ]; then
+  echo "usage: $0 [docker-compose options] SERVICE" >&2
+  exit 2
+fi
+service=${!#}
+options=("${@:1:$#-1}")
+compose() { ${DOCKER_COMPOSE:-docker-compose} "${options[@]}" "$@"; }
+dockercli() { ${DOCKER:-docker} "$@"; }
+timeout=${HEALTH_TIMEOUT:-120}
+
+# The container's health check command, run inside it: 0 when it passes.
+probe() {
+  local kind
+  kind=$(dockercli inspect --format '{{with .Config.Healthcheck}}{{index .Test 0}}{{end}}' "$1")
+  local -a args
+  mapfile -t args < <(dockercli inspect --format '{{with .Config.Healthcheck}}{{range $i, $a := .Test}}{{if $i}}{{$a}}{{"\n"}}{{end}}{{end}}{{end}}' "$1")
+  case $kind in
+    CMD) dockercli exec "$1" "${args[@]}" >/dev/null 2>&1 ;;
+    CMD-SHELL) dockercli exec "$1" sh -c "${args[0]}" >/dev/null 2>&1 ;;
+    *) return 0 ;; # no health check (or NONE): running is all there is to wait for
+  esac
+}
+
+wait_healthy() {
+  local deadline=$((SECONDS + timeout)) state
+  while :; do
+    state=$(dockercli inspect --format '{{.State.Status}} {{with .State.Health}}{{.Status}}{{end}}' "$1")
+    case $state in
+      'running healthy') return 0 ;;
+      running*unhealthy) echo "$1 is unhealthy" >&2 && return 1 ;;
+      running*) probe "$1" && return 0 ;;
+      *) echo "$1 is ${state% *}" >&2 && return 1 ;;
+    esac
+    if [ $SECONDS -ge $deadline ]; then
+      echo "$1 not healthy after ${timeout} s" >&2
+      return 1
+    fi
+    sleep 1
+  done
+}
+
+mapfile -t old < <(compose ps -q "$service")
+count=${#old[@]}
+if [ "$count" -eq 0 ]; then
+  echo "$service has no container to restart" >&2
+  exit 1
+fi
+known=("${old[@]}")
+for id in "${old[@]}"; do
+  compose up -d --no-deps --no-recreate --scale "$service=$((count + 1))" "$service"
+  new=''
+  for candidate in $(compose ps -q "$service"); do
+    [[ " ${known[*]} " == *" $candidate "* ]] || new=$candidate
+  done
+  if [ -z "$new" ]; then
+    echo "no new container of $service appeared" >&2
+    exit 1
+  fi
+  known+=("$new")
+  wait_healthy "$new"
+  echo "${new:0:12} healthy; stopping ${id:0:12}"
+  dockercli stop "$id" >/dev/null
+  dockercli rm "$id" >/dev/null
+done
+echo "$service: $count container(s) replaced"
