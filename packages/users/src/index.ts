@@ -9,5 +9,5 @@ export { parseListQuery, type ListRequest } from './list-query.js';
 export { startUserStore } from './start-store.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user.js';
 export { MAX_PAGE_SIZE } from './user.js';
-export type { NewUser, UserPage, UserStore } from './user.js';
+export type { NewUser, UserBatch, UserPage, UserStore } from './user.js';
 export { parseNewUser, REQUIRED_MESSAGE } from './validate.js';

@@ -1,7 +1,7 @@
 import { listAll } from './store-suite.js';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, DatabaseUnavailableError, type UserStore } from '../src/index.js';
+import { createPostgresStore, DatabaseUnavailableError, type User, type UserStore } from '../src/index.js';
 import { usePostgres } from '@svc/testing/postgres';
 import { storeSuite } from './store-suite.js';
 
@@ -86,6 +86,55 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
       }
     } finally {
       await Promise.all([reader.close(), writer.close()]);
+    }
+  });
+
+  it('reads batches of the streamed list with COPY, byte for byte what JSON.stringify writes', async () => {
+    const url = await postgres!.createDatabase();
+    const store = createPostgresStore(url);
+    try {
+      const names = [
+        'quo"te',
+        'back\\slash \\" \\n',
+        'ctl\u0001\u0002\u001f\u007f',
+        'nl\n\r\t\b\f',
+        'ü€😀',
+        'ls\u2028ps\u2029',
+        '</script>',
+        'comma,semi;',
+      ];
+      const users: User[] = [];
+      for (const [i, name] of names.entries()) users.push(await store.create({ name, email: `u${i}@example.com` }));
+      const whole = await store.batch!(0);
+      expect(whole.body.toString()).toBe(users.map((user) => `,${JSON.stringify(user)}`).join(''));
+      expect(whole).toMatchObject({ lastId: users.at(-1)!.id, more: false });
+      const rest = await store.batch!(users[5]!.id);
+      expect(rest.body.toString()).toBe(
+        users
+          .slice(6)
+          .map((user) => `,${JSON.stringify(user)}`)
+          .join(''),
+      );
+      expect(await store.batch!(users.at(-1)!.id)).toMatchObject({ lastId: undefined, more: false });
+      expect((await store.batch!(users.at(-1)!.id)).body.length).toBe(0);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('says more users may follow a full COPY batch, and reads 5,000 users a batch', async () => {
+    const url = await postgres!.createDatabase();
+    const store = createPostgresStore(url);
+    try {
+      await store.init();
+      await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 5005) AS i");
+      const full = await store.batch!(0);
+      expect(full).toMatchObject({ lastId: 5_000, more: true });
+      const users = JSON.parse(`[${full.body.toString().slice(1)}]`) as User[];
+      expect(users.map((user) => user.id)).toEqual(Array.from({ length: 5_000 }, (_, i) => i + 1));
+      expect(await store.batch!(5_000)).toMatchObject({ lastId: 5_005, more: false });
+    } finally {
+      await store.close();
     }
   });
 });
