@@ -253,6 +253,16 @@ describe('the proxy follows the addresses of its upstream host name', () => {
     expect(await spread(baseUrl, 6)).toEqual({ [one]: 3, [two]: 3 });
   });
 
+  it('passes over a refused address (a replica still starting) for 1 s only, not the whole skip time', async () => {
+    const baseUrl = await startProxy({ answer: [one, two], calls: 0 }, { skipFailedMs: 10_000 });
+    await replica(two).goDown();
+    expect(await spread(baseUrl, 2)).toEqual({ [one]: 2 }); // refused by .2, then sent to .1
+    await replica(two).comeUp();
+    expect(await spread(baseUrl, 4)).toEqual({ [one]: 4 });
+    await sleep(1_100);
+    expect(await spread(baseUrl, 4)).toEqual({ [one]: 2, [two]: 2 });
+  });
+
   it('keeps the last addresses while the name does not resolve, logs that once, and follows it again after', async () => {
     const chunks: string[] = [];
     const logger = pino(new Writable({ write: (chunk: Buffer, _encoding, done) => done(void chunks.push(chunk.toString())) }));
