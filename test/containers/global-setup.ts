@@ -61,7 +61,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw error;
   }
   console.log(`\n${report.join('\n')}\n`);
-  project.provide('containerStage', { tag, runId } satisfies ContainerStage);
+  project.provide('containerStage', { tag, runId, provenance } satisfies ContainerStage);
 
   return async () => {
     await removeImages(tag, label);

@@ -63,6 +63,18 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/
     expect(await stack.run(['logs', '--no-color'])).not.toContain(stack.password);
   });
 
+  it('serves the users page at / from the image, with its strict headers', async () => {
+    const page = await fetch(`${urls.frontend}/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    // Every script the page names is served by the frontend itself.
+    const scripts = [...(await page.text()).matchAll(/<script[^>]* src="([^"]+)"/g)].map((m) => m[1] ?? '');
+    expect(scripts.length).toBeGreaterThan(0);
+    for (const src of scripts) expect((await fetch(new URL(src, urls.frontend))).status, src).toBe(200);
+  });
+
   it('logs of each service show its start-up line', async () => {
     for (const { as, service } of stacks['two-tier'].members) {
       expect(await stack.run(['logs', '--no-color', as])).toContain(`"msg":"${startedLine(service, services[service].port)}"`);

@@ -21,6 +21,8 @@ export interface ContainerStage {
   tag: string;
   /** Unique per run: compose project names, container and volume names derive from it. */
   runId: string;
+  /** The OCI label values the images were built with (REVISION, VERSION, CREATED, SOURCE). */
+  provenance?: Record<string, string>;
 }
 
 declare module 'vitest' {
