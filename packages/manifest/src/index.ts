@@ -59,7 +59,7 @@ export const services = {
   frontend: {
     name: 'frontend',
     spec: 'variant C',
-    summary: 'forwards `GET /api/users` from the backend; 500 `{"error":"Failed to fetch users"}` when it fails',
+    summary: 'a users page at `/`; forwards `GET /api/users` from the backend; 500 `{"error":"Failed to fetch users"}` when it fails',
     port: 3000,
     startedMessage: 'Frontend service running on port',
     modeVariables: nodeEnv,
