@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -8,8 +8,9 @@ import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
 import { frontendContract } from '@svc/testing/contract/frontend';
 import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
-import { docker, dockerResult, probe, repoRoot, waitFor } from './support/docker.js';
-import { memberPort, type StackName } from './support/images.js';
+import { docker, dockerResult, probe, publishedUrl, repoRoot, waitFor, waitForHttp } from './support/docker.js';
+import { underLoad, type LoadReport } from './support/load.js';
+import { imageOf, memberPort, type StackName } from './support/images.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
@@ -41,6 +42,12 @@ async function taskUrl(container: string, port: number): Promise<string> {
   if (!match) throw new Error(`${container}:${port} is not published (docker port says "${mapping}")`);
   return `http://127.0.0.1:${match[1]}`;
 }
+
+/** Test-only compose files deployed on top of a stack's (see the fixture for why). */
+const overrides: Record<SwarmStack, string[]> = {
+  database: ['--compose-file', join(repoRoot, 'test/containers/fixtures/swarm-database.fast-health.yml')],
+  'two-tier': [],
+};
 
 describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on Docker Swarm (deploy/swarm/*.yml)', () => {
   const fileStarted = performance.now();
@@ -98,17 +105,20 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
     // Both stacks at once: most of the wait is the first health probe (30 s), the same for all.
     await Promise.all(
       (Object.keys(deployed) as SwarmStack[]).map((stack) =>
-        docker(['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm', `${stack}.yml`), stackName(stack)], {
-          // Port 0: two replicas on one node cannot share a host port, so each gets a free one.
-          env: {
-            TAG: stage.tag,
-            DB_PASSWORD_SECRET: secret,
-            POSTGRES_USER: 'tester',
-            WEB_PORT: '0',
-            FRONTEND_PORT: '0',
-            BACKEND_PORT: '0',
+        docker(
+          ['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm', `${stack}.yml`), ...overrides[stack], stackName(stack)],
+          {
+            // Port 0: two replicas on one node cannot share a host port, so each gets a free one.
+            env: {
+              TAG: stage.tag,
+              DB_PASSWORD_SECRET: secret,
+              POSTGRES_USER: 'tester',
+              WEB_PORT: '0',
+              FRONTEND_PORT: '0',
+              BACKEND_PORT: '0',
+            },
           },
-        }),
+        ),
       ),
     );
     for (const stack of Object.keys(deployed) as SwarmStack[]) {
@@ -205,6 +215,130 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
       const { users } = await fetchUserList(urlOf('database', 'web', 1));
       expect(users.map((u) => u.email)).toContain(email);
     });
+  });
+
+  describe('variant B under load through both proxies on the stack network', () => {
+    const web = `${stackName('database')}_web`;
+    const nextImage = `${imageOf('database', stage.tag)}-next`;
+    const proxies = { nginx: `zd-sw-nginx-${stage.runId}`, 'ts-proxy': `zd-sw-ts-proxy-${stage.runId}` };
+    const proxyUrls = { nginx: '', 'ts-proxy': '' };
+    const listing = (): Record<keyof typeof proxies, string> => ({
+      nginx: `${proxyUrls.nginx}/api/users?limit=5`,
+      'ts-proxy': `${proxyUrls['ts-proxy']}/api/users?limit=5`,
+    });
+    const noFailures = (reports: Record<string, LoadReport>): void => {
+      for (const [proxy, report] of Object.entries(reports)) expect(report.failures, proxy).toEqual({});
+    };
+
+    beforeAll(async () => {
+      // A client reaches the replicas through a proxy: their host-mode ports come and go with them.
+      // Both proxies join the stack's attachable network and follow `web` by Docker's DNS.
+      const network = `${stackName('database')}_app-network`;
+      const conf = join(dir, 'nginx.conf');
+      await writeFile(conf, (await readFile(join(repoRoot, 'deploy/nginx/nginx.conf'), 'utf8')).replaceAll('web:3000', 'web:5000'));
+      const publish = ['--network', network, '-p', '127.0.0.1:0:80'];
+      await docker(['run', '-d', '--name', proxies.nginx, ...publish, '-v', `${conf}:/etc/nginx/nginx.conf:ro`, 'nginx:1.22']);
+      await docker([
+        'run',
+        '-d',
+        '--name',
+        proxies['ts-proxy'],
+        ...publish,
+        '-e',
+        'UPSTREAM_URL=http://web:5000',
+        imageOf('proxy', stage.tag),
+      ]);
+      for (const proxy of ['nginx', 'ts-proxy'] as const) {
+        proxyUrls[proxy] = await publishedUrl(proxies[proxy], 80);
+        await waitForHttp(proxyUrls[proxy], 30_000);
+      }
+      await docker(['tag', imageOf('database', stage.tag), nextImage]);
+    });
+    afterAll(async () => {
+      await dockerResult(['rm', '--force', ...Object.values(proxies)]);
+      await dockerResult(['image', 'rm', nextImage]); // a second tag only: the image stays for the stage's cleanup
+    });
+
+    it('docker service update --image (start-first, one at a time), then docker service rollback: no failed request', async () => {
+      const imageOfTasks = async (): Promise<string> =>
+        docker(['service', 'inspect', web, '--format', '{{.Spec.TaskTemplate.ContainerSpec.Image}}']);
+      noFailures(
+        await underLoad(listing(), 'swarm: rolling update of web (2 replicas)', async () => {
+          await docker(['service', 'update', '--no-resolve-image', '--image', nextImage, web], { timeoutMs: 240_000 });
+        }),
+      );
+      expect(await imageOfTasks()).toBe(nextImage);
+      noFailures(
+        await underLoad(listing(), 'swarm: rollback of web', async () => {
+          await docker(['service', 'rollback', web], { timeoutMs: 240_000 });
+        }),
+      );
+      expect(await imageOfTasks()).toBe(imageOf('database', stage.tag));
+    }, 600_000);
+
+    it('docker service scale web=4, then web=2: no failed request', async () => {
+      for (const [from, to] of [
+        [2, 4],
+        [4, 2],
+      ] as const) {
+        noFailures(
+          await underLoad(listing(), `swarm: scale web ${from} -> ${to}`, async () => {
+            await docker(['service', 'scale', `${web}=${to}`], { timeoutMs: 240_000 });
+          }),
+        );
+        expect(await running(web)).toBe(to);
+      }
+    }, 600_000);
+
+    it('PostgreSQL task killed: 503 JSON meanwhile (no hang), recovery by itself, every write answered 201 kept', async () => {
+      const emails = Array.from({ length: 10 }, () => uniqueEmail('kill'));
+      for (const email of emails) {
+        const created = await fetch(`${proxyUrls['ts-proxy']}/api/users`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'Before the kill', email }),
+        });
+        expect(created.status).toBe(201);
+      }
+      const [db] = await tasksOf(`${stackName('database')}_db`);
+      let killedAt = 0;
+      const reports = await underLoad(listing(), 'swarm: PostgreSQL task killed', async () => {
+        killedAt = Date.now();
+        await docker(['kill', db ?? '']);
+        for (const url of Object.values(listing())) {
+          const down = await waitFor(
+            'a 503 while the database is down',
+            async () => {
+              const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+              return res.status === 503 ? res : undefined;
+            },
+            30_000,
+            200,
+          );
+          expect(down.headers.get('content-type')).toMatch(/^application\/json/);
+          expect(await down.json()).toEqual({ error: expect.any(String) });
+        }
+        await waitFor(
+          'both proxies to answer 200 again',
+          async () => {
+            const statuses = await Promise.all(Object.values(listing()).map(async (url) => (await probe(url)).status));
+            return statuses.every((status) => status === 200) ? true : undefined;
+          },
+          120_000,
+          500,
+        );
+      });
+      for (const [proxy, report] of Object.entries(reports)) {
+        // Down is said at once: only 503s, no timeout, no connection error.
+        expect(Object.keys(report.failures), proxy).toEqual(['status 503']);
+        const lastFailure = report.failureTimes.at(-1) ?? killedAt;
+        console.log(
+          `swarm: PostgreSQL task killed through ${proxy}: ${report.failed} answered 503, serving again ${seconds((report.successes.find((at) => at > lastFailure) ?? NaN) - killedAt)} after the kill`,
+        );
+      }
+      const { users } = await fetchUserList(proxyUrls.nginx);
+      expect(users.map((u) => u.email)).toEqual(expect.arrayContaining(emails));
+    }, 600_000);
   });
 
   describe('two-tier (deploy/swarm/two-tier.yml): the backend on a published replica port', () => {
