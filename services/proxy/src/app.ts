@@ -46,6 +46,12 @@ const forwardSchema = {
 /** Idle upstream connections are kept this long: nginx's upstream keepalive_timeout, and
  * below the services' 72 s, so that we close first and never reuse a closing socket. */
 const UPSTREAM_IDLE_MS = 60_000;
+/**
+ * nginx.conf's proxy_connect_timeout. A replica that stopped leaves its address in the host's
+ * neighbour cache: connects to it are dropped without an answer, and hung for the whole upstream
+ * timeout (60 s) before going to another address; now after 2 s, as nginx.
+ */
+const CONNECT_TIMEOUT_MS = 2_000;
 /** nginx's default fail_timeout (with max_fails=1): an address that failed to connect rests this long. */
 const SKIP_FAILED_MS = 10_000;
 
@@ -79,7 +85,7 @@ export function createProxyApp(options: ProxyAppOptions): App {
     pool: {
       // One request in flight per client connection at most, so this never queues.
       connections: options.maxConnections,
-      connect: { timeout: options.upstreamTimeoutMs },
+      connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.upstreamTimeoutMs) },
       headersTimeout: options.upstreamTimeoutMs,
       bodyTimeout: options.upstreamTimeoutMs,
       keepAliveTimeout: UPSTREAM_IDLE_MS,
