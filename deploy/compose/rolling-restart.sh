@@ -68,6 +68,7 @@ if [ "$count" -eq 0 ]; then
 fi
 known=("${old[@]}")
 for id in "${old[@]}"; do
+  step=$SECONDS
   compose up -d --no-deps --no-recreate --scale "$service=$((count + 1))" "$service"
   new=''
   for candidate in $(compose ps -q "$service"); do
@@ -79,8 +80,9 @@ for id in "${old[@]}"; do
   fi
   known+=("$new")
   wait_healthy "$new"
-  echo "${new:0:12} healthy; stopping ${id:0:12}"
+  healthy=$SECONDS
   dockercli stop "$id" >/dev/null
   dockercli rm "$id" >/dev/null
+  echo "${new:0:12} started and healthy in $((healthy - step)) s; ${id:0:12} stopped and removed in $((SECONDS - healthy)) s"
 done
 echo "$service: $count container(s) replaced"

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { compose, docker, probe, repoRoot, waitFor, waitForHttp } from './support/docker.js';
+import { compose, docker, probe, publishedUrl, repoRoot, waitFor, waitForHttp } from './support/docker.js';
 import { underLoad, type LoadReport } from './support/load.js';
 
 const stage = inject('containerStage');
@@ -105,7 +105,11 @@ describe.skipIf(stage.skipReason !== undefined)('zero downtime: scaling and rest
     const before = await webIds();
     const reports = await underProxies('rolling restart of 3', async () => {
       const script = join(repoRoot, 'deploy/compose/rolling-restart.sh');
-      await run(script, [...composeArgs, 'web'], { env: { ...process.env, DOCKER: '/usr/bin/docker' }, timeout: 300_000 });
+      const { stdout } = await run(script, [...composeArgs, 'web'], {
+        env: { ...process.env, DOCKER: '/usr/bin/docker' },
+        timeout: 300_000,
+      });
+      console.log(stdout.trim());
     });
     const after = await webIds();
     expect(after).toHaveLength(3);
@@ -131,7 +135,7 @@ describe.skipIf(stage.skipReason !== undefined)('zero downtime: scaling and rest
       await stack(['restart', 'web']);
       // Healthy as the image's probe says (GET /health 200), seen from here every 100 ms: Docker
       // itself runs the first probe only after the 30 s interval.
-      const url = `http://${await stack(['port', 'web', '3000'])}`;
+      const url = await publishedUrl((await webIds())[0] ?? '', 3000);
       healthyAt = await waitFor(
         'web to answer /health',
         async () => ((await probe(`${url}/health`)).status === 200 ? Date.now() : undefined),
