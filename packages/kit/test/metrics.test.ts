@@ -75,6 +75,12 @@ describe('GET /metrics', () => {
     expect(after.get('http_request_duration_seconds')?.type).toBe('histogram');
   });
 
+  it('counts HEAD, which Fastify answers from the GET route, under that route', async () => {
+    const baseUrl = await build();
+    expect((await fetch(`${baseUrl}/items/9`, { method: 'HEAD' })).status).toBe(200);
+    expect(count(await scrape(`${baseUrl}/metrics`), { method: 'HEAD', route: '/items/:id', status_code: '200' })).toBe(1);
+  });
+
   it('counts a request that failed before its handler under its route', async () => {
     const baseUrl = await build();
     const bad = await fetch(`${baseUrl}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
