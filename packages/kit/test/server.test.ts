@@ -188,7 +188,10 @@ describe('createServer', () => {
   it('closes at once beside clients that sent nothing or half a head, letting a request in flight finish', async () => {
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
+    let started = (): void => undefined;
+    const handlerStarted = new Promise<void>((resolve) => (started = resolve));
     build().get('/held', async () => {
+      started();
       await held;
       return { done: true };
     });
@@ -198,6 +201,8 @@ describe('createServer', () => {
     const halfHead = await openSocket(Number(port));
     halfHead.write('GET /echo HTTP/1.1\r\nHost: x\r\n');
     const inFlight = fetch(`${baseUrl}/held`);
+    // In flight means its handler runs: a connection merely accepted has no response yet and is closed as quiet.
+    await handlerStarted;
     await expect.poll(() => new Promise((resolve) => app.server.getConnections((_error, count) => resolve(count)))).toBe(3);
     const closed = app.close();
     release();
