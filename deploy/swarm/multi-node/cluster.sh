@@ -134,6 +134,7 @@ files and configs here), or inside the manager (docker exec -it $MANAGER sh):
   TAG=$TAG swarm stack deploy -c deploy/swarm/database.yml database
   curl http://$addr:5000/api/users       # variant B, on each node that runs a replica
   docker kill ${NODES[2]}             # a machine lost (this engine): its tasks start on the others
+  docker start ${NODES[2]}            # back: its engine starts and rejoins the swarm
 A node's address: docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' <node>
 EOF
 }
