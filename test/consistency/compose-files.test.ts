@@ -173,14 +173,20 @@ describe.each(swarmStacks)('deploy/swarm/%s.yml runs hardened as compose does, b
   const compose = composeServices(`deploy/compose/${stack}.yml`) as Record<string, HardenedService>;
 
   it.each(Object.keys(swarm))('%s', (as) => {
-    const pick = ({ read_only, cap_drop, cap_add, init, stop_grace_period, tmpfs }: HardenedService) => ({
+    const pick = ({ read_only, cap_drop, cap_add, init, stop_grace_period }: HardenedService) => ({
       read_only,
       cap_drop,
       cap_add,
       init,
       stop_grace_period,
-      tmpfs,
     });
+    // Swarm ignores the tmpfs key: there, compose's tmpfs are mounts of type tmpfs.
+    const tmpfsMounts = (service: HardenedService): string[] | undefined => {
+      const mounts = ((service.volumes ?? []) as { type?: string; target?: string }[]).filter((v) => v.type === 'tmpfs');
+      return mounts.length > 0 ? mounts.map((m) => m.target ?? '') : undefined;
+    };
+    expect(swarm[as]?.tmpfs, `${as}: the tmpfs key swarm ignores`).toBeUndefined();
+    expect(tmpfsMounts(swarm[as] ?? {}), `${as}: tmpfs mounts`).toEqual(compose[as]?.tmpfs);
     // security_opt is ignored by `docker stack deploy`; the limits are deploy.resources (checked above).
     expect(pick(swarm[as] ?? {})).toEqual(pick(compose[as] ?? {}));
   });
