@@ -57,34 +57,41 @@ describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose
     expect((await config('--services')).split('\n').sort()).toEqual(Object.keys(expected.services).sort());
     expect((await config('--volumes')).split('\n').sort()).toEqual(expected.volumes);
     expect(normalized).toContain('networks:\n  app-network:\n    driver: bridge\n');
+    if (expected.services.db !== undefined) expect(normalized).toContain('  db-network:\n    driver: bridge\n');
   });
 
-  it.each(Object.entries(expected.services))('%s: spec ports, app-network, restart unless-stopped, health check', async (service, spec) => {
-    const text = block(await config(), service);
-    expect(text).toContain('    networks:\n      app-network: null\n');
-    expect(text).toContain('    restart: unless-stopped\n');
-    const published = [...text.matchAll(/- published: (\d+)\n {6}target: (\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
-    expect(published).toEqual(spec.ports.map((port) => [port, port]));
-    if (spec.ours) {
-      expect(text).toMatch(
-        /healthcheck:\n {6}interval: 30s\n {6}retries: 3\n {6}start_period: 5s\n {6}test:\n {6}- CMD\n {6}- node\n {6}- \/app\/health-probe.mjs\n {6}timeout: 10s\n/,
-      );
-      expect(text).toContain('    - app-logs:/app/logs:rw\n');
-    }
-    const member = members.find((m) => m.as === service);
-    if (member === undefined) {
-      // What compose adds: PostgreSQL.
-      expect(text).toContain('    image: postgres:15\n');
-      expect(text).toMatch(
-        /healthcheck:\n {6}interval: 10s\n {6}retries: 5\n {6}test:\n {6}- CMD-SHELL\n {6}- pg_isready -U "\$\$POSTGRES_USER" -d "\$\$POSTGRES_DB"\n {6}timeout: 5s\n/,
-      );
-      expect(text).toContain('    - postgres-data:/var/lib/postgresql/data:rw\n');
-    } else if (member.composeImage !== undefined) {
-      // nginx in place of the TypeScript proxy, with the repository's nginx.conf.
-      expect(text).toContain(`    image: ${member.composeImage}\n`);
-      expect(text).toContain(`    - ${join(repoRoot, 'deploy/nginx/nginx.conf')}:/etc/nginx/nginx.conf:ro\n`);
-    }
-  });
+  it.each(Object.entries(expected.services))(
+    '%s: spec ports, its networks, restart unless-stopped, health check',
+    async (service, spec) => {
+      const text = block(await config(), service);
+      // The spec's app-network for all but PostgreSQL, which is on db-network with those that use it.
+      const networks = [...(/ {4}networks:\n((?: {6}\S+: null\n)+)/.exec(text)?.[1] ?? '').matchAll(/(\S+): null/g)].map((m) => m[1]);
+      const usesDb = /DATABASE_URL: /.test(text);
+      expect(networks).toEqual(service === 'db' ? ['db-network'] : usesDb ? ['app-network', 'db-network'] : ['app-network']);
+      expect(text).toContain('    restart: unless-stopped\n');
+      const published = [...text.matchAll(/- published: (\d+)\n {6}target: (\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+      expect(published).toEqual(spec.ports.map((port) => [port, port]));
+      if (spec.ours) {
+        expect(text).toMatch(
+          /healthcheck:\n {6}interval: 30s\n {6}retries: 3\n {6}start_period: 5s\n {6}test:\n {6}- CMD\n {6}- node\n {6}- \/app\/health-probe.mjs\n {6}timeout: 10s\n/,
+        );
+        expect(text).toContain('    - app-logs:/app/logs:rw\n');
+      }
+      const member = members.find((m) => m.as === service);
+      if (member === undefined) {
+        // What compose adds: PostgreSQL.
+        expect(text).toContain('    image: postgres:15\n');
+        expect(text).toMatch(
+          /healthcheck:\n {6}interval: 10s\n {6}retries: 5\n {6}test:\n {6}- CMD-SHELL\n {6}- pg_isready -U "\$\$POSTGRES_USER" -d "\$\$POSTGRES_DB"\n {6}timeout: 5s\n/,
+        );
+        expect(text).toContain('    - postgres-data:/var/lib/postgresql/data:rw\n');
+      } else if (member.composeImage !== undefined) {
+        // nginx in place of the TypeScript proxy, with the repository's nginx.conf.
+        expect(text).toContain(`    image: ${member.composeImage}\n`);
+        expect(text).toContain(`    - ${join(repoRoot, 'deploy/nginx/nginx.conf')}:/etc/nginx/nginx.conf:ro\n`);
+      }
+    },
+  );
 
   it('starts each member once the one before it is healthy (nginx: started), the first once PostgreSQL is', async () => {
     const normalized = await config();
