@@ -9,17 +9,29 @@ export function nginxInstalled(): boolean {
   return spawnSync('nginx', ['-v']).error === undefined;
 }
 
-/** A tuned nginx (bench/nginx-tuned.conf) in front of `upstreamPort`, in its own temporary directory. */
-export async function tunedNginx(upstreamPort: number, cpus: string | undefined): Promise<{ spec: ServerSpec; cleanup: () => void }> {
+/** The bench's nginx configurations and their labels in the table. */
+const configs = {
+  /** One worker, keep-alive connections to the upstream: the proxy scenario's reference. */
+  tuned: { file: 'bench/nginx-tuned.conf', label: 'nginx (tuned)' },
+  /** As deploy/nginx/nginx.conf: the upstream in a variable, a new upstream connection per request. */
+  variable: { file: 'bench/nginx-variable.conf', label: 'nginx (variable, no keep-alive)' },
+} as const;
+
+/** An nginx with one of the bench's configurations in front of `upstreamPort`, in its own temporary directory. */
+export async function benchNginx(
+  config: keyof typeof configs,
+  upstreamPort: number,
+  cpus: string | undefined,
+): Promise<{ spec: ServerSpec; cleanup: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-nginx-'));
   const port = await freePort();
-  const config = readFileSync(join(repoRoot, 'bench/nginx-tuned.conf'), 'utf8')
+  const text = readFileSync(join(repoRoot, configs[config].file), 'utf8')
     .replaceAll('{{DIR}}', dir)
     .replaceAll('{{PORT}}', String(port))
     .replaceAll('{{UPSTREAM_PORT}}', String(upstreamPort));
-  writeFileSync(join(dir, 'nginx.conf'), config);
+  writeFileSync(join(dir, 'nginx.conf'), text);
   return {
-    spec: { label: 'nginx (tuned)', command: 'nginx', args: ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', 'stderr'], port, cpus },
+    spec: { label: configs[config].label, command: 'nginx', args: ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', 'stderr'], port, cpus },
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -1,4 +1,4 @@
-import type { Row } from './measure.js';
+import { median, type Row } from './measure.js';
 import type { SizeRow } from './scenarios/size.js';
 
 /** One target of the issue, checked against this run's figures. */
@@ -36,6 +36,16 @@ export function throughputRatio(rows: Row[], route: string, subject: string, bas
   const row = rowOf(rows, route, subject);
   if (row.baseline !== baseline) throw new Error(`${subject} on ${route} was measured against ${row.baseline}, not ${baseline}`);
   return row.ratio;
+}
+
+/**
+ * Throughput of a subject over another contender of the same route (not the route's baseline),
+ * the median of the per-round ratios: each round measures every contender back to back.
+ */
+export function roundRatio(rows: Row[], route: string, subject: string, other: string): number {
+  const own = rowOf(rows, route, subject).rounds;
+  const theirs = rowOf(rows, route, other).rounds;
+  return median(own.map((r, round) => r.requestsPerSecond / (theirs[round]?.requestsPerSecond ?? Number.NaN)));
 }
 
 /** The targets every service shares: no errors, RSS after load against its baseline's, start-up time. */

@@ -1,10 +1,17 @@
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
 import { getRoute, measureRoute, startMeasured, type Route, type Row, type RunSettings } from '../measure.js';
-import { nginxInstalled, tunedNginx } from '../nginx.js';
+import { benchNginx, nginxInstalled } from '../nginx.js';
 import { nodeServer, serviceServer, startServer, type ServerProcess } from '../server-process.js';
-import { atLeast, atMost, processTargets, rowOf, throughputRatio, type ScenarioResult } from '../targets.js';
+import { atLeast, atMost, processTargets, rowOf, roundRatio, throughputRatio, type ScenarioResult } from '../targets.js';
 import { bareSimple } from './simple.js';
 
 export const bareRelay = 'bench/dist/baselines/bare-relay.js';
+// The two Node proxies a user would reach for (issue 11), each as its README shows it.
+const nodePeers = [
+  { label: 'http-proxy', script: 'bench/dist/baselines/peer-http-proxy.js' },
+  { label: '@fastify/http-proxy', script: 'bench/dist/baselines/peer-fastify-http-proxy.js' },
+];
 
 // Latency compared at saturation would only restate throughput (the closed loop's latency is
 // connections / throughput), so the p99 target is checked at one pace all paths sustain:
@@ -12,28 +19,60 @@ export const bareRelay = 'bench/dist/baselines/bare-relay.js';
 const pacedRoute: Route = { ...getRoute('/api/users'), name: 'GET /api/users, paced', pauseMs: 10 };
 
 /**
- * Proxy: the TypeScript proxy, a bare undici relay and a tuned nginx, each alone on the server
- * core, in front of the same bare node:http upstream (on the other core, with the load
- * generator); and the upstream loaded directly, the path without a proxy.
+ * The machine's host name when getaddrinfo gives 127.0.0.1 alone for it (/etc/hosts), else
+ * undefined. The proxy never resolves an upstream named by an IP address or `localhost`, so
+ * only a name measures it as deployed: resolved again every second, a pool per address.
+ */
+async function loopbackName(): Promise<string | undefined> {
+  const name = hostname();
+  try {
+    const found = await lookup(name, { all: true });
+    return found.length > 0 && found.every((entry) => entry.address === '127.0.0.1') ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Proxy: the TypeScript proxy, its two Node peers, a bare undici relay, and nginx tuned and as
+ * deploy/ runs it, each alone on the server core, in front of the same bare node:http upstream
+ * (on the other core, with the load generator); and the upstream loaded directly, the path
+ * without a proxy.
  */
 export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
   const upstream = await startServer(nodeServer('direct (bare upstream)', bareSimple, {}, settings.cpus.other));
   const upstreamUrl = upstream.baseUrl;
-  const proxyEnv = { UPSTREAM_URL: upstreamUrl };
+  const upstreamPort = Number(new URL(upstreamUrl).port);
+  const name = await loopbackName();
+  if (name === undefined) {
+    process.stderr.write(
+      `bench: ${hostname()} does not resolve to 127.0.0.1 alone: the proxy's upstream is an IP address, never resolved\n`,
+    );
+  }
+  const proxyEnv = { UPSTREAM_URL: name === undefined ? upstreamUrl : `http://${name}:${upstreamPort}` };
   const started: ServerProcess[] = [upstream];
   const cleanups: (() => void)[] = [];
   try {
     const proxy = await startMeasured(serviceServer('proxy', 'proxy', proxyEnv, settings.cpus.server), settings.startups);
     started.push(proxy);
+    const peers: ServerProcess[] = [];
+    for (const { label, script } of nodePeers) {
+      const peer = await startServer(nodeServer(label, script, { BACKEND_URL: upstreamUrl }, settings.cpus.server));
+      peers.push(peer);
+      started.push(peer);
+    }
     const relay = await startServer(nodeServer('bare node:http + undici', bareRelay, { BACKEND_URL: upstreamUrl }, settings.cpus.server));
     started.push(relay);
-    const contenders = [proxy, relay, upstream];
+    const contenders = [proxy, ...peers, relay, upstream];
     if (nginxInstalled()) {
-      const nginx = await tunedNginx(Number(new URL(upstreamUrl).port), settings.cpus.server);
-      cleanups.push(nginx.cleanup);
-      const reference = await startServer(nginx.spec);
-      started.push(reference);
-      contenders.push(reference);
+      // The tuned one last: the baseline of every ratio in the table.
+      for (const config of ['variable', 'tuned'] as const) {
+        const nginx = await benchNginx(config, upstreamPort, settings.cpus.server);
+        cleanups.push(nginx.cleanup);
+        const server = await startServer(nginx.spec);
+        started.push(server);
+        contenders.push(server);
+      }
     } else {
       process.stderr.write(
         'bench: nginx is not installed (apt-get install nginx-light): the proxy is compared with the direct path only\n',
@@ -45,7 +84,16 @@ export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
       rows.push(...(await measureRoute('Proxy', route, contenders, settings)));
     const route = 'GET /api/users';
     const p99 = (label: string): number => rowOf(rows, pacedRoute.name, label).p99Ms;
+    // The peer with the higher median req/s; the ratio to it is still taken round by round.
+    const bestPeer = peers.reduce((best, peer) =>
+      rowOf(rows, route, peer.label).requestsPerSecond > rowOf(rows, route, best.label).requestsPerSecond ? peer : best,
+    );
     const targets = [
+      atLeast(
+        `Proxy GET /api/users: proxy / best Node peer (${bestPeer.label})`,
+        roundRatio(rows, route, proxy.label, bestPeer.label),
+        1.5,
+      ),
       atMost('Proxy GET /api/users at the same pace: p99 / direct p99', p99(proxy.label) / p99(upstream.label), 2),
       // Memory against a bare relay using the same HTTP client: what any Node proxy needs.
       ...processTargets(rows, proxy.label, relay.label, 500),
