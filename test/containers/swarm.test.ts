@@ -109,5 +109,6 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack on Docker Swarm (d
     );
     expect(running).not.toContain(victim);
     expect(running).toHaveLength(3);
-  });
+    // Past waitFor's 180 s, so a slow replacement fails with its own message (a health probe every 30 s).
+  }, 200_000);
 });
