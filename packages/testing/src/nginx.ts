@@ -44,7 +44,7 @@ export function deriveNginxConfig(config: string, dir: string, port: number, opt
   let derived = swap(config, 'set $upstream web:3000;', `set $upstream 127.0.0.1:${options.upstreamPort};`);
   derived = swap(derived, 'listen 80;', `listen 127.0.0.1:${port};`);
   if (options.upstreamTimeout !== undefined) {
-    derived = swap(derived, 'proxy_connect_timeout 2s;', `proxy_connect_timeout ${options.upstreamTimeout};`);
+    derived = swap(derived, 'proxy_connect_timeout 1s;', `proxy_connect_timeout ${options.upstreamTimeout};`);
     derived = swap(derived, 'proxy_read_timeout 60s;', `proxy_read_timeout ${options.upstreamTimeout};`);
   }
   const paths = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `    ${kind}_temp_path ${join(dir, kind)};`);
