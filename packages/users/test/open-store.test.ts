@@ -5,16 +5,17 @@ import { ConfigError } from '@svc/kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readStoreConfig } from '../src/index.js';
 
+const dir = mkdtempSync(join(tmpdir(), 'open-store-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+/** A file holding `text`, as a secret mounted at /run/secrets would. */
+const secret = (text: string): string => {
+  const path = join(dir, `secret-${(files += 1)}`);
+  writeFileSync(path, text);
+  return path;
+};
+
 describe('readStoreConfig: DATABASE_PASSWORD_FILE', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'open-store-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  let files = 0;
-  /** A file holding `text`, as a secret mounted at /run/secrets would. */
-  const secret = (text: string): string => {
-    const path = join(dir, `secret-${(files += 1)}`);
-    writeFileSync(path, text);
-    return path;
-  };
   const url = 'postgresql://tester@db:5432/flaskapp';
 
   it('puts the file into the URL as its password, without one trailing newline', () => {
@@ -76,14 +77,6 @@ describe('readStoreConfig: DATABASE_PASSWORD_FILE', () => {
 });
 
 describe('readStoreConfig: DATABASE_URL_FILE', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'open-store-url-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  let files = 0;
-  const secret = (text: string): string => {
-    const path = join(dir, `url-${(files += 1)}`);
-    writeFileSync(path, text);
-    return path;
-  };
   const url = 'postgresql://tester:s3cret@db:5432/flaskapp';
 
   it('reads the whole URL from the file, surrounding whitespace dropped', () => {
