@@ -28,7 +28,7 @@ function readMetricsPort(env: Env, port: number): number | undefined {
 /**
  * UPSTREAM_URL (default http://web:3000, the spec's `web` on port 3000), MAX_CONNECTIONS
  * (default 1024, nginx's worker_connections), UPSTREAM_TIMEOUT_MS (default 60000, nginx's
- * proxy_read_timeout; the connect takes at most 1 s of it, as nginx.conf's proxy_connect_timeout) and UPSTREAM_RESOLVE_MS (default 1000,
+ * proxy_read_timeout; the connect takes at most 2 s of it) and UPSTREAM_RESOLVE_MS (default 1000,
  * from 100 to 3600000: how often the upstream's host name is resolved again, as nginx's
  * `resolver ... valid=`, so that `--scale web=3` replicas get traffic and a recreated `web` is
  * found within about that long; a failed resolution keeps the last addresses; an IP address
