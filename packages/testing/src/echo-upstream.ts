@@ -1,16 +1,14 @@
-import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { digestBody, type BodyDigest } from './body-digest.js';
 import { HeldAnswers } from './held-answers.js';
 import { listenSwitchable } from './switchable-server.js';
 
 /** What the echo upstream answers: the request exactly as it arrived there. */
-export interface EchoedRequest {
+export interface EchoedRequest extends BodyDigest {
   method: string;
   /** Path and query string. */
   url: string;
   headers: IncomingHttpHeaders;
-  bodyLength: number;
-  bodySha256: string;
 }
 
 export interface EchoUpstream {
@@ -61,13 +59,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
 
   const server = createServer((request, response: ServerResponse) => {
     requests += 1;
-    const hash = createHash('sha256');
-    let bodyLength = 0;
-    request.on('data', (chunk: Buffer) => {
-      bodyLength += chunk.length;
-      hash.update(chunk);
-    });
-    request.on('end', () => {
+    digestBody(request, (digest) => {
       const query = new URL(request.url ?? '/', 'http://upstream').searchParams;
       if (query.has('reset')) return void request.socket.destroy();
       if (query.has('download')) return sendDownload(response, Number(query.get('download')), query.has('cut'));
@@ -75,8 +67,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
         method: request.method ?? '',
         url: request.url ?? '',
         headers: request.headers,
-        bodyLength,
-        bodySha256: hash.digest('hex'),
+        ...digest,
       };
       const answer = (): void => {
         const cookies = Array.from({ length: Number(query.get('cookies') ?? 0) }, (_, i) => `c${i + 1}=v${i + 1}; Path=/`);

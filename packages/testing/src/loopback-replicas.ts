@@ -1,16 +1,14 @@
-import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { digestBody, type BodyDigest } from './body-digest.js';
 import { HeldAnswers } from './held-answers.js';
 import { listenSwitchable } from './switchable-server.js';
 
 /** What a replica answers: which replica, and the request as it arrived there. */
-export interface ReplicaAnswer {
+export interface ReplicaAnswer extends BodyDigest {
   replica: string;
   method: string;
   url: string;
   headers: IncomingHttpHeaders;
-  bodyLength: number;
-  bodySha256: string;
 }
 
 /** One replica of a scaled service: an HTTP server on its own loopback address, the port shared by all. */
@@ -49,21 +47,14 @@ export async function startReplica(address: string, port = 0): Promise<Replica> 
 
   const server = createServer((request, response) => {
     requests += 1;
-    const hash = createHash('sha256');
-    let bodyLength = 0;
-    request.on('data', (chunk: Buffer) => {
-      bodyLength += chunk.length;
-      hash.update(chunk);
-    });
-    request.on('end', () => {
+    digestBody(request, (digest) => {
       if (state.resetting) return void request.socket.destroy();
       const answer: ReplicaAnswer = {
         replica: address,
         method: request.method ?? '',
         url: request.url ?? '',
         headers: request.headers,
-        bodyLength,
-        bodySha256: hash.digest('hex'),
+        ...digest,
       };
       const send = (): void => {
         response.writeHead(200, { 'content-type': 'application/json' });
