@@ -1,23 +1,14 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { browserSuite, launchChromium } from './support/chromium.js';
+import { expect, it } from 'vitest';
+import { browserSuite } from './support/chromium.js';
 import { focusedId, openSession, patiently } from './support/page-session.js';
-import { startTwoTier, storeUsers, type TwoTier } from './support/two-tier.js';
+import { useBrowserAndTwoTier } from './support/suite.js';
+import { storeUsers } from './support/two-tier.js';
 
 browserSuite('the users page with no users', () => {
-  let browser: Browser;
-  let stack: TwoTier;
-  beforeAll(async () => {
-    browser = await launchChromium();
-    stack = await startTwoTier();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  });
+  const suite = useBrowserAndTwoTier();
 
   it('says there are none, with no empty table, filter or page buttons', async () => {
-    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(browser, stack.url);
+    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(suite.browser, suite.stack.url);
     await expect.poll(() => page.getByRole('status').textContent(), patiently).toBe('There are no users yet.');
     expect(await page.locator('#list').isHidden()).toBe(true);
     expect(await page.getByRole('alert').count()).toBe(0);
@@ -28,21 +19,12 @@ browserSuite('the users page with no users', () => {
 });
 
 browserSuite('the users page while the backend is down', () => {
-  let browser: Browser;
-  let stack: TwoTier;
-  beforeAll(async () => {
-    browser = await launchChromium();
-    stack = await startTwoTier((dataDir) => storeUsers(dataDir, [{ name: 'Ada Lovelace', email: 'ada@example.com' }]));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  });
+  const suite = useBrowserAndTwoTier((dataDir) => storeUsers(dataDir, [{ name: 'Ada Lovelace', email: 'ada@example.com' }]));
 
   it('shows the error with a Retry button, which from the keyboard loads the users once the backend is back', async () => {
-    await stack.stopBackend();
+    await suite.stack.stopBackend();
     const listRequests: string[] = [];
-    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(browser, stack.url, {
+    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(suite.browser, suite.stack.url, {
       // The frontend's 500 {"error":"Failed to fetch users"}, provoked here; Chromium logs each one.
       expectedFailedLoads: { status: 500, url: /\/api\/users\?limit=100$/ },
       beforeOpening: (opening) =>
@@ -66,7 +48,7 @@ browserSuite('the users page while the backend is down', () => {
     await expect.poll(() => listRequests.length, patiently).toBe(2);
     await expect.poll(() => alert.isVisible(), patiently).toBe(true);
 
-    await stack.startBackend();
+    await suite.stack.startBackend();
     await page.keyboard.press('Enter');
     await page.getByRole('cell', { name: 'Ada Lovelace', exact: true }).waitFor();
     expect(await alert.count()).toBe(0);

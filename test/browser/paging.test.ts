@@ -1,9 +1,9 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { addUsersToSqlite } from '@svc/testing/many-users';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { browserSuite, launchChromium } from './support/chromium.js';
+import { expect, it } from 'vitest';
+import { browserSuite } from './support/chromium.js';
 import { focusedId, openSession } from './support/page-session.js';
-import { startTwoTier, type TwoTier } from './support/two-tier.js';
+import { useBrowserAndTwoTier } from './support/suite.js';
 
 const USERS = 2_500;
 const PAGE_SIZE = 100;
@@ -18,23 +18,14 @@ async function namesOnPage(page: Page, number: number): Promise<string[]> {
 const names = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => `User ${from + i}`);
 
 browserSuite(`the users page with ${USERS.toLocaleString('en')} users`, () => {
-  let browser: Browser;
-  let stack: TwoTier;
-  beforeAll(async () => {
-    browser = await launchChromium();
-    stack = await startTwoTier((dataDir) => addUsersToSqlite(dataDir, USERS));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  });
+  const suite = useBrowserAndTwoTier((dataDir) => addUsersToSqlite(dataDir, USERS));
 
   it(
     `pages through all of them ${PAGE_SIZE} at a time from the keyboard, each page asked for by keyset`,
     { timeout: 120_000 },
     async () => {
       const asked: string[] = [];
-      const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(browser, stack.url, {
+      const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(suite.browser, suite.stack.url, {
         beforeOpening: (opening) =>
           opening.on('request', (request) => {
             const url = new URL(request.url());
@@ -71,7 +62,7 @@ browserSuite(`the users page with ${USERS.toLocaleString('en')} users`, () => {
   );
 
   it('filters only the rows of the page shown, and keeps the filter from page to page', async () => {
-    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(browser, stack.url);
+    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(suite.browser, suite.stack.url);
     await namesOnPage(page, 1);
     await page.getByLabel('Filter this page').fill('user 2');
     const shown = page.locator('tbody tr:visible td:first-child');

@@ -1,8 +1,8 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { browserSuite, launchChromium } from './support/chromium.js';
+import { expect, it } from 'vitest';
+import { browserSuite } from './support/chromium.js';
 import { focusedId, openSession, patiently } from './support/page-session.js';
-import { startTwoTier, storeUsers, type TwoTier } from './support/two-tier.js';
+import { useBrowserAndTwoTier } from './support/suite.js';
+import { storeUsers } from './support/two-tier.js';
 
 const injection = '<img src=x onerror=alert(1)>';
 const users = [
@@ -12,19 +12,10 @@ const users = [
 ];
 
 browserSuite('the users page with a few users', () => {
-  let browser: Browser;
-  let stack: TwoTier;
-  beforeAll(async () => {
-    browser = await launchChromium();
-    stack = await startTwoTier((dataDir) => storeUsers(dataDir, users));
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  });
+  const suite = useBrowserAndTwoTier((dataDir) => storeUsers(dataDir, users));
 
   it('lists every user in a captioned table: name, email, and when created, in the reader’s locale and time zone', async () => {
-    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(browser, stack.url, {
+    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(suite.browser, suite.stack.url, {
       locale: 'en-GB',
       timezoneId: 'Europe/Berlin',
     });
@@ -36,7 +27,7 @@ browserSuite('the users page with a few users', () => {
     expect(await rows.locator('td:nth-child(1)').allTextContents()).toEqual(users.map((u) => u.name));
     expect(await rows.locator('td:nth-child(2)').allTextContents()).toEqual(users.map((u) => u.email));
 
-    const listed = (await (await fetch(`${stack.url}/api/users`)).json()) as { created_at: string }[];
+    const listed = (await (await fetch(`${suite.stack.url}/api/users`)).json()) as { created_at: string }[];
     const created = rows.first().locator('td:nth-child(3) time');
     expect(await created.getAttribute('datetime')).toBe(listed[0]?.created_at);
     // What this reader's Intl writes for that instant: their locale, their zone (not the server's, not UTC).
@@ -55,7 +46,7 @@ browserSuite('the users page with a few users', () => {
   });
 
   it('writes the same instant for another reader in their own locale and zone', async () => {
-    const { page, screenshot, expectNoProblems } = await openSession(browser, stack.url, {
+    const { page, screenshot, expectNoProblems } = await openSession(suite.browser, suite.stack.url, {
       locale: 'de-DE',
       timezoneId: 'America/New_York',
     });
@@ -73,7 +64,7 @@ browserSuite('the users page with a few users', () => {
   });
 
   it('shows a name written as HTML as those characters: no element, no script run', async () => {
-    const { page, screenshot, expectNoProblems } = await openSession(browser, stack.url);
+    const { page, screenshot, expectNoProblems } = await openSession(suite.browser, suite.stack.url);
     const cell = page.getByRole('cell', { name: injection, exact: true });
     await cell.waitFor();
     expect(await cell.textContent()).toBe(injection);
@@ -84,7 +75,9 @@ browserSuite('the users page with a few users', () => {
 
   it('filters the rows shown as the reader types, from the keyboard (in the dark colour scheme)', async () => {
     // Dark, so that axe checks the contrast of that scheme's colours too.
-    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(browser, stack.url, { colorScheme: 'dark' });
+    const { page, screenshot, expectNoProblems, expectAccessible } = await openSession(suite.browser, suite.stack.url, {
+      colorScheme: 'dark',
+    });
     const rows = page.locator('tbody tr');
     await rows.first().waitFor();
     await page.keyboard.press('Tab');
