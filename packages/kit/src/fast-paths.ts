@@ -4,8 +4,8 @@
  * it: packages/kit/test/fast-paths.test.ts fails when one stops working.
  *
  * 1. No pino child logger per request unless the request writes a line (withoutRequestChildren).
- * 2. CORS, X-Request-Id, shutdown's `Connection: close` and the request metrics where the response
- *    is made and its head written, not in hooks (responseClass).
+ * 2. CORS, X-Request-Id, shutdown's `Connection: close` and the request metrics (unless the app
+ *    has none) where the response is made and its head written, not in hooks (responseClass).
  * 3. JSON.stringify for a response whose numbers change on every request (stringifyWithJson).
  * 4. Never awaiting a Fastify instance (a thenable): see ServiceDefinition.build in run.ts.
  */
@@ -84,10 +84,11 @@ type Headers = OutgoingHttpHeaders | OutgoingHttpHeader[];
 export interface ResponseOptions {
   cors: boolean;
   closing: () => boolean;
-  metrics: RequestMetrics;
+  /** Where each request is counted; undefined for an app without metrics, whose responses count nothing. */
+  metrics: RequestMetrics | undefined;
 }
 
-/** A response made by responseClass: which route's cells it counts in, or null for none. */
+/** A response made by responseClass with metrics: which route's cells it counts in, or null for none. */
 interface MeteredResponse extends ServerResponse {
   route: RouteCells | null;
 }
@@ -95,32 +96,13 @@ interface MeteredResponse extends ServerResponse {
 /**
  * 2. A response class that, where the head is written, adds `Access-Control-Allow-Origin: *` (when
  * cors), the request's X-Request-Id and, once the server is closing, ends the connection after the
- * response; and that counts the request (in flight from its construction, which is when the request
- * head has been read, to its 'close', which every response emits, finished or cut). As hooks they
- * cost every request a hook run (@fastify/cors: about 8% of variant A's throughput). inject()
- * writes through its own response class, so tests check these over a socket.
+ * response; and, given metrics, that counts the request (in flight from its construction, which is
+ * when the request head has been read, to its 'close', which every response emits, finished or
+ * cut). As hooks they cost every request a hook run (@fastify/cors: about 8% of variant A's
+ * throughput). inject() writes through its own response class, so tests check these over a socket.
  */
 export function responseClass({ cors, closing, metrics }: ResponseOptions): typeof ServerResponse {
-  // One listener for every response (`this` is the response): no closure per request.
-  function closed(this: Response): void {
-    if (this.route === null) return;
-    metrics.inFlight--;
-    const seconds = (performance.now() - this.startedAt) / 1000;
-    metrics.record(this.route, this.req.method ?? 'GET', this.writableFinished ? this.statusCode : ABORTED, seconds);
-  }
-
-  class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> implements MeteredResponse {
-    /** The route's cells, set by its handler (meterRoutes); until then, and for requests no route takes, unmatched. */
-    route: RouteCells | null = metrics.unmatched;
-    readonly startedAt = performance.now();
-
-    // Node passes options (highWaterMark...) after the request, which the typings leave out: all are passed on.
-    constructor(...args: [request: Request]) {
-      super(...args);
-      metrics.inFlight++;
-      this.on('close', closed);
-    }
-
+  class Response<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
     // One signature for both forms of the base method: (status, message?, headers?) and (status, headers?).
     override writeHead(statusCode: number, messageOrHeaders?: string | Headers, headers?: Headers): this {
       if (closing()) this.shouldKeepAlive = false;
@@ -131,7 +113,30 @@ export function responseClass({ cors, closing, metrics }: ResponseOptions): type
       return super.writeHead(statusCode, messageOrHeaders as string, headers);
     }
   }
-  return Response;
+  if (metrics === undefined) return Response;
+  const requests = metrics;
+
+  // One listener for every response (`this` is the response): no closure per request.
+  function closed(this: Metered): void {
+    if (this.route === null) return;
+    requests.inFlight--;
+    const seconds = (performance.now() - this.startedAt) / 1000;
+    requests.record(this.route, this.req.method ?? 'GET', this.writableFinished ? this.statusCode : ABORTED, seconds);
+  }
+
+  class Metered<Request extends IncomingMessage = IncomingMessage> extends Response<Request> implements MeteredResponse {
+    /** The route's cells, set by its handler (meterRoutes); until then, and for requests no route takes, unmatched. */
+    route: RouteCells | null = requests.unmatched;
+    readonly startedAt = performance.now();
+
+    // Node passes options (highWaterMark...) after the request, which the typings leave out: all are passed on.
+    constructor(...args: [request: Request]) {
+      super(...args);
+      requests.inFlight++;
+      this.on('close', closed);
+    }
+  }
+  return Metered;
 }
 
 /** Sets a header on a response whose head is about to be written with `head`, replacing any of that name. */

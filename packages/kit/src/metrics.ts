@@ -49,7 +49,7 @@ export function attachMetrics(app: App, metrics: AppMetrics): void {
 /** The app's metrics, for a service that adds its own (see poolMetrics, or prom-client with `registers`). */
 export function metricsOf(app: App): AppMetrics {
   const metrics = byApp.get(app);
-  if (metrics === undefined) throw new Error('metricsOf: not an app made by createServer');
+  if (metrics === undefined) throw new Error('metricsOf: not an app made by createServer, or one made with metrics: false');
   return metrics;
 }
 

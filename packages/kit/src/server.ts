@@ -42,8 +42,15 @@ export interface ServerOptions {
    */
   serveApiDocument?: boolean;
   /**
-   * Serve GET /metrics (Prometheus text); default true. A transparent proxy turns it off and serves
-   * them on a port of its own (serveMetricsOnPort): its port's paths belong to its upstream.
+   * Count the requests and have metrics at all; default true. False: no request is counted, there
+   * is no GET /metrics (404 as any unknown path), and metricsOf (so serveMetricsOnPort, meterStore)
+   * throws. For an app whose operator does not scrape it: each request then costs a little less.
+   */
+  metrics?: boolean;
+  /**
+   * Serve GET /metrics (Prometheus text); default true when the app has metrics. A transparent
+   * proxy turns it off and serves them on a port of its own (serveMetricsOnPort): its port's paths
+   * belong to its upstream.
    */
   serveMetrics?: boolean;
 }
@@ -124,7 +131,8 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
  * A Fastify instance with what every service shares: CORS for every origin (cors.ts), JSON bodies,
  * every error answered as JSON `{"error": "..."}` (404, 405 with Allow, 400, 413, 415, 500
  * without internals), timeouts that keep slow or idle sockets from piling up, and
- * connection draining on close, an OpenAPI document of every route, GET /metrics (metrics.ts), and
+ * connection draining on close, an OpenAPI document of every route, GET /metrics (metrics.ts; unless
+ * `metrics: false`), and
  * an X-Request-Id on every request and answer (request-id.ts). Services add their routes as
  * plugins (app.register), which load after the document's collector; nothing listens here.
  */
@@ -133,9 +141,9 @@ export function createServer(options: ServerOptions): App {
   const cors = options.cors !== false;
 
   const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
-  const metrics = createAppMetrics();
+  const metrics = options.metrics === false ? undefined : createAppMetrics();
   const app = Fastify({
-    http: { ServerResponse: responseClass({ cors, closing: () => closing, metrics: metrics.requests }) },
+    http: { ServerResponse: responseClass({ cors, closing: () => closing, metrics: metrics?.requests }) },
     ...(options.logger === false
       ? { logger: false }
       : { loggerInstance: requestLogging ? options.logger : withoutRequestChildren(options.logger) }),
@@ -157,8 +165,10 @@ export function createServer(options: ServerOptions): App {
     // Malformed URLs and header errors reach the client as JSON too.
     frameworkErrors: (error, _request, reply) => sendError(reply, 400, error.message),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App; // Fastify infers the logger type from the options; every service uses the base logger type
-  attachMetrics(app, metrics);
-  meterRoutes(app, metrics);
+  if (metrics !== undefined) {
+    attachMetrics(app, metrics);
+    meterRoutes(app, metrics);
+  }
   app.server.headersTimeout = 10_000;
   if (options.maxConnections !== undefined) app.server.maxConnections = options.maxConnections;
 
@@ -186,7 +196,7 @@ export function createServer(options: ServerOptions): App {
   addOpenApi(app, options.api);
   void app.register(async (kitRoutes: App) => {
     if (cors) kitRoutes.options('*', { schema: optionsSchema }, answerOptions(allowedMethods));
-    if (options.serveMetrics !== false) addMetricsRoute(kitRoutes, metrics);
+    if (metrics !== undefined && options.serveMetrics !== false) addMetricsRoute(kitRoutes, metrics);
     if (options.serveApiDocument === false) return;
     addDocumentRoute(kitRoutes);
     addDocsPage(kitRoutes);
@@ -215,7 +225,9 @@ export function createServer(options: ServerOptions): App {
     // QUERY here, so it gets the answer of every other method a path does not take.
     if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') return answerUnrouted(request, reply);
     // Failed before its handler (a body over the limit, malformed JSON): counted under its route all the same.
-    if (!request.is404 && request.routeOptions.url !== undefined) meterAs(reply.raw, metrics.requests.forRoute(request.routeOptions.url));
+    if (metrics !== undefined && !request.is404 && request.routeOptions.url !== undefined) {
+      meterAs(reply.raw, metrics.requests.forRoute(request.routeOptions.url));
+    }
     const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
     if (error instanceof HttpError) {
       if (status >= 500) request.log.warn({ err: error }, error.message);

@@ -17,7 +17,10 @@ afterEach(async () => {
 });
 
 /** An app with a few routes, listening; `prepare` runs before it listens. */
-async function build(options: { serveMetrics?: boolean } = {}, prepare: (built: App) => void = () => undefined): Promise<string> {
+async function build(
+  options: { serveMetrics?: boolean; metrics?: boolean } = {},
+  prepare: (built: App) => void = () => undefined,
+): Promise<string> {
   app = createServer({ logger: false, api, ...options });
   prepare(app);
   app.get('/items/:id', (_request, reply) => {
@@ -179,5 +182,40 @@ describe('GET /metrics', () => {
     expect(sampleValue(families, 'db_query_errors_total', { operation: 'create' })).toBeUndefined();
     expect(sampleValue(families, 'upstream_errors_total', { kind: 'timeout' })).toBe(before + 1);
     expect(metricsOf(app).registry.getSingleMetric('db_pool_total_connections')).toBeDefined();
+  });
+
+  it('with metrics: false, counts nothing and has no /metrics, and still adds CORS and X-Request-Id', async () => {
+    let kitListeners = -1;
+    const baseUrl = await build({ metrics: false }, (built) => {
+      // Over a socket, where the kit's response class is used (inject() has its own).
+      built.get('/listeners', (_request, reply) => {
+        kitListeners = reply.raw.listenerCount('close');
+        void reply.send({ counted: 'startedAt' in reply.raw || 'route' in reply.raw });
+      });
+    });
+    const missing = await fetch(`${baseUrl}/metrics`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await missing.json()).toEqual({ error: 'Not found: GET /metrics' });
+    const res = await fetch(`${baseUrl}/listeners`, { headers: { 'x-request-id': 'no-metrics-1' } });
+    expect(await res.json()).toEqual({ counted: false });
+    expect(kitListeners).toBe(0); // no 'close' listener: nothing is recorded when the response ends
+    expect(res.headers.get('x-request-id')).toBe('no-metrics-1');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(() => metricsOf(app)).toThrow('metrics: false');
+    expect(() => serveMetricsOnPort(app, { port: 0, host: '127.0.0.1' })).toThrow('metrics: false');
+  });
+
+  it('with metrics on, a response carries its count and one close listener', async () => {
+    let kitListeners = -1;
+    const baseUrl = await build({}, (built) => {
+      built.get('/listeners', (_request, reply) => {
+        kitListeners = reply.raw.listenerCount('close');
+        void reply.send({ counted: 'startedAt' in reply.raw });
+      });
+    });
+    expect(await (await fetch(`${baseUrl}/listeners`)).json()).toEqual({ counted: true });
+    expect(kitListeners).toBe(1);
+    expect(count(await scrape(`${baseUrl}/metrics`), { method: 'GET', route: '/listeners', status_code: '200' })).toBe(1);
   });
 });

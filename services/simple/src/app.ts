@@ -8,6 +8,8 @@ export interface SimpleAppOptions {
   logger: Logger | false;
   /** Reported by /health: the run mode (NODE_ENV). */
   environment: string;
+  /** Count requests and serve GET /metrics; default true (createServer's `metrics`). */
+  metrics?: boolean;
 }
 
 const Greeting = Type.Object(
@@ -57,7 +59,11 @@ const userRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
 
 /** Variant A (spec 4.1): greeting, health with uptime and run mode, static users. */
 export function createSimpleApp(options: SimpleAppOptions): App {
-  const app = createServer({ logger: options.logger, api: { title: 'simple', description: services.simple.summary } });
+  const app = createServer({
+    logger: options.logger,
+    api: { title: 'simple', description: services.simple.summary },
+    metrics: options.metrics !== false,
+  });
   void app.register(greetingRoutes);
   void app.register(
     healthPlugin({

@@ -1,7 +1,13 @@
-import { readServiceConfig, type Env, type ServiceConfig } from '@svc/kit';
+import { readChoice, readServiceConfig, type Env, type ServiceConfig } from '@svc/kit';
 import { services } from '@svc/manifest';
 
-/** Variant A reads only what every service reads; /health reports the run mode (NODE_ENV). */
-export type SimpleConfig = ServiceConfig;
+/** Variant A reads what every service reads, and METRICS; /health reports the run mode (NODE_ENV). */
+export interface SimpleConfig extends ServiceConfig {
+  /** METRICS=off: no request is counted and there is no GET /metrics, for an operator who does not scrape it. */
+  metrics: boolean;
+}
 
-export const readConfig = (env: Env): SimpleConfig => readServiceConfig(env, services.simple);
+export const readConfig = (env: Env): SimpleConfig => ({
+  ...readServiceConfig(env, services.simple),
+  metrics: readChoice(env, 'METRICS', 'on', ['on', 'off']) === 'on',
+});

@@ -5,5 +5,5 @@ import { readConfig } from './config.js';
 
 await runService(services.simple, {
   readConfig,
-  build: ({ config, logger }) => ({ app: createSimpleApp({ logger, environment: config.mode }) }),
+  build: ({ config, logger }) => ({ app: createSimpleApp({ logger, environment: config.mode, metrics: config.metrics }) }),
 });

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { isoUtc } from '@svc/testing/contract/common';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimpleApp } from '../src/app.js';
+import { readConfig } from '../src/config.js';
 
 describe('variant A app (in-process, inject)', () => {
   const app = createSimpleApp({ logger: false, environment: 'staging' });
@@ -49,5 +50,30 @@ describe('variant A app (in-process, inject)', () => {
       { id: 2, name: 'Jane Smith', email: 'jane@example.com' },
     ]);
     expect((await app.inject({ method: 'GET', url: '/api/users' })).body).toBe(first.body);
+  });
+});
+
+describe('variant A with METRICS=off', () => {
+  it('reads METRICS: on by default, off, and nothing else', () => {
+    expect(readConfig({}).metrics).toBe(true);
+    expect(readConfig({ METRICS: 'on' }).metrics).toBe(true);
+    expect(readConfig({ METRICS: 'off' }).metrics).toBe(false);
+    expect(() => readConfig({ METRICS: 'false' })).toThrow('METRICS must be one of on, off, got "false"');
+  });
+
+  it('answers GET /metrics 404 JSON without metrics, and serves them as before with them', async () => {
+    const without = createSimpleApp({ logger: false, environment: 'production', metrics: false });
+    const withMetrics = createSimpleApp({ logger: false, environment: 'production' });
+    try {
+      const missing = await without.inject({ method: 'GET', url: '/metrics' });
+      expect(missing.statusCode).toBe(404);
+      expect(missing.json()).toEqual({ error: 'Not found: GET /metrics' });
+      expect((await without.inject({ method: 'GET', url: '/api/users' })).statusCode).toBe(200);
+      const scraped = await withMetrics.inject({ method: 'GET', url: '/metrics' });
+      expect(scraped.statusCode).toBe(200);
+      expect(scraped.body).toContain('# TYPE http_requests_total counter');
+    } finally {
+      await Promise.all([without.close(), withMetrics.close()]);
+    }
   });
 });
