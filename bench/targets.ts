@@ -48,6 +48,22 @@ export function roundRatio(rows: Row[], route: string, subject: string, other: s
   return median(own.map((r, round) => r.requestsPerSecond / (theirs[round]?.requestsPerSecond ?? Number.NaN)));
 }
 
+/**
+ * What a feature costs in throughput ratio points: per round, the ratio to the baseline of the
+ * contender without it minus that of the contender with it, times 100; the median over the rounds.
+ * All three are measured back to back in each round, so a slowdown between rounds cancels out.
+ */
+export function ratioDropPoints(rows: Row[], route: string, withFeature: string, without: string, baseline: string): number {
+  const rounds = (label: string): Row['rounds'] => rowOf(rows, route, label).rounds;
+  const [on, off, base] = [rounds(withFeature), rounds(without), rounds(baseline)];
+  return median(
+    base.map(
+      (b, round) =>
+        (100 * ((off[round]?.requestsPerSecond ?? Number.NaN) - (on[round]?.requestsPerSecond ?? Number.NaN))) / b.requestsPerSecond,
+    ),
+  );
+}
+
 /** The targets every service shares: no errors, RSS after load against its baseline's, start-up time. */
 export function processTargets(rows: Row[], subject: string, baseline: string, startupLimitMs: number): TargetCheck[] {
   const own = rows.filter((r) => r.label === subject);

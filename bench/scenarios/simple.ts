@@ -1,27 +1,45 @@
-import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
+import { getRoute, measureRoute, startMeasured, type RunSettings } from '../measure.js';
 import { nodeServer, serviceServer } from '../server-process.js';
-import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
+import { atLeast, atMost, processTargets, ratioDropPoints, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
 
 export const bareSimple = 'bench/dist/baselines/bare-simple.js';
 
-/** A: variant A against bare node:http serving the same bytes, both on the server core. */
+const routes = ['/', '/api/users', '/health'];
+
+/**
+ * A: variant A against bare node:http serving the same bytes, and A again with METRICS=off (no
+ * request counted, no /metrics), all three on the server core in the same rounds: the points of the
+ * ratio to bare node:http that the metrics cost, round by round (issue 12: under 5).
+ */
 export async function runSimple(settings: RunSettings): Promise<ScenarioResult> {
   const subject = await startMeasured(serviceServer('simple', 'simple', {}, settings.cpus.server), settings.startups);
+  const withoutMetrics = await startMeasured(
+    serviceServer('simple, METRICS=off', 'simple', { METRICS: 'off' }, settings.cpus.server),
+    settings.startups,
+  );
   const baseline = await startMeasured(nodeServer('bare node:http', bareSimple, {}, settings.cpus.server), settings.startups);
   try {
-    const rows: Row[] = [];
-    for (const path of ['/', '/api/users', '/health']) {
-      rows.push(...(await measureRoute('A', getRoute(path), [subject, baseline], settings)));
+    const rows = [];
+    for (const path of routes) {
+      rows.push(...(await measureRoute('A', getRoute(path), [subject, withoutMetrics, baseline], settings)));
     }
+    const metricsCost: TargetCheck[] = routes.map((path) =>
+      atMost(
+        `A GET ${path}: ratio drop with metrics on, points`,
+        ratioDropPoints(rows, `GET ${path}`, subject.label, withoutMetrics.label, baseline.label),
+        5,
+      ),
+    );
     return {
       rows,
       targets: [
         atLeast('A GET /: simple / bare node:http', throughputRatio(rows, 'GET /', subject.label, baseline.label), 0.85),
         atLeast('A GET /api/users: simple / bare node:http', throughputRatio(rows, 'GET /api/users', subject.label, baseline.label), 0.85),
+        ...metricsCost,
         ...processTargets(rows, subject.label, baseline.label, 500),
       ],
     };
   } finally {
-    await Promise.all([subject.stop(), baseline.stop()]);
+    await Promise.all([subject.stop(), withoutMetrics.stop(), baseline.stop()]);
   }
 }
