@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { requestIdHeader } from '@svc/kit';
+import { util } from 'undici';
 
 /**
  * Headers that describe one connection rather than the message (RFC 9110 7.6.1), so a
@@ -74,13 +75,37 @@ export function upstreamRequestHeaders(
   return out;
 }
 
-/** The upstream's response headers without the hop-by-hop ones; Node frames the body itself. */
-export function clientResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const named = connectionTokens(headers.connection);
-  const out: Record<string, string | string[]> = {};
-  for (const name in headers) {
-    const value = headers[name];
-    if (value !== undefined && !isHopByHop(name, hopByHop, named)) out[name] = value;
+/** A header name as undici reads it: a Buffer, lower-cased (common names from a table, no new string). */
+const nameOf = (name: Buffer | string): string => (typeof name === 'string' ? name.toLowerCase() : util.headerNameToString(name));
+const valueOf = (value: Buffer | string): string => (typeof value === 'string' ? value : value.toString('latin1'));
+
+/**
+ * The upstream's response headers for the client, from the flat [name, value, ...] list undici
+ * reads off the wire, without the hop-by-hop ones; Node frames the body itself. A name that
+ * comes more than once (Set-Cookie) keeps every value, in order.
+ */
+export function clientResponseHeaders(raw: readonly (Buffer | string)[]): Record<string, string | string[]> {
+  const names: string[] = [];
+  let connection: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = nameOf(raw[i] as Buffer | string);
+    names.push(name);
+    if (name === 'connection') {
+      const value = valueOf(raw[i + 1] as Buffer | string);
+      connection = connection === undefined ? value : `${connection}, ${value}`;
+    }
+  }
+  const named = connectionTokens(connection);
+  // No prototype: a header named like one of Object's properties (constructor) is a header like any other.
+  const out = Object.create(null) as Record<string, string | string[]>;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (isHopByHop(name, hopByHop, named)) continue;
+    const value = valueOf(raw[2 * i + 1] as Buffer | string);
+    const before = out[name];
+    if (before === undefined) out[name] = value;
+    else if (typeof before === 'string') out[name] = [before, value];
+    else before.push(value);
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { HttpError, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
 import type { FastifyReply } from 'fastify';
@@ -17,6 +17,13 @@ const idempotent = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'])
 /** What goes to the upstream; the same object for every attempt. */
 export type UpstreamRequest = Dispatcher.DispatchOptions & { body: Readable | undefined };
 
+const relayKey = Symbol('relay');
+type RelayedResponse = ServerResponse & { [relayKey]?: ResponseRelay };
+
+function clientClosed(this: RelayedResponse): void {
+  this[relayKey]?.clientClosed();
+}
+
 /**
  * Writes the upstream's response straight onto the client's, chunk by chunk, with
  * backpressure both ways (undici pauses reading the upstream while the client is slow).
@@ -33,9 +40,12 @@ export type UpstreamRequest = Dispatcher.DispatchOptions & { body: Readable | un
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
   private readonly response: ServerResponse;
-  private controller: Dispatcher.DispatchController | undefined;
+  /** Ends the upstream request (undici's, given when it is about to be written); undefined before. */
+  private abort: ((error?: Error) => void) | undefined;
+  /** Lets undici read the upstream's response again after the client's socket drained. */
+  private resume: (() => void) | undefined;
   private target: UpstreamAddress | undefined;
-  /** undici calls onRequestStart on a connected socket just before it writes the request: until then it was never sent. */
+  /** undici calls onConnect on a connected socket just before it writes the request: until then it was never sent. */
   private sent = false;
   /** An answer began upstream (a 1xx included): never sent again from here on. */
   private answered = false;
@@ -48,7 +58,9 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly request: UpstreamRequest,
   ) {
     this.response = reply.raw;
-    this.response.once('close', this.clientClosed);
+    // A module-level listener, not a closure per request ('close' comes once: no `once` wrapper either).
+    (this.response as RelayedResponse)[relayKey] = this;
+    this.response.on('close', clientClosed);
   }
 
   /** Sends the request to the next address in turn. */
@@ -63,42 +75,49 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   private send(target: UpstreamAddress): void {
     this.target = target;
     this.sent = false;
-    this.controller = undefined;
+    this.abort = undefined;
     target.pool.dispatch(this.request, this);
   }
 
-  private readonly clientClosed = (): void => {
-    if (!this.response.writableFinished) this.controller?.abort(new Error('client closed the connection'));
-  };
+  /** The client's connection closed: ends the upstream request unless the response was all written. */
+  clientClosed(): void {
+    if (!this.response.writableFinished) this.abort?.(new Error('client closed the connection'));
+  }
 
-  private readonly drained = (): void => this.controller?.resume();
+  // undici's own handler callbacks (Buffer headers, a boolean for backpressure), not the
+  // onRequestStart/onResponse* ones: undici wraps a handler of those in an adapter and a
+  // controller per request and turns the raw headers into an object first, which
+  // clientResponseHeaders then copied again; the raw list is read once here.
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
+  onConnect(abort: (error?: Error) => void): void {
+    this.abort = abort;
     this.sent = true;
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     this.answered = true;
     // Informational answers (103 Early Hints) are dropped, as nginx drops them.
-    if (statusCode < 200) return;
+    if (statusCode < 200) return true;
     if (statusCode >= 500) countUpstreamError('bad_status');
+    this.resume = resume;
     // From here on the response is ours, not Fastify's.
     this.reply.hijack();
-    this.response.writeHead(statusCode, clientResponseHeaders(headers));
+    this.response.writeHead(statusCode, clientResponseHeaders(rawHeaders));
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.response.write(chunk)) return;
-    controller.pause();
-    this.response.once('drain', this.drained);
+  /** False pauses the upstream's response until the client's socket drains. */
+  onData(chunk: Buffer): boolean {
+    if (this.response.write(chunk)) return true;
+    this.response.once('drain', () => this.resume?.());
+    return false;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.response.end();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+  onError(error: Error): void {
     // Every failed attempt counts, retried or not; not the client going away, nor a body over our limit.
     if (!this.response.destroyed && !(error instanceof HttpError)) countUpstreamError(upstreamErrorKind(error));
     if (this.response.headersSent) this.response.destroy(error);

@@ -83,17 +83,39 @@ describe('upstreamRequestHeaders', () => {
 });
 
 describe('clientResponseHeaders', () => {
+  /** The raw list as undici reads it off the wire: names and values as Buffers, in order. */
+  const raw = (...pairs: [string, string][]): Buffer[] => pairs.flatMap(([name, value]) => [Buffer.from(name), Buffer.from(value, 'latin1')]);
+
   it('keeps every end-to-end header, each Set-Cookie included, and drops hop-by-hop ones', () => {
-    const headers = clientResponseHeaders({
-      'content-type': 'application/json',
-      'set-cookie': ['a=1', 'b=2'],
-      connection: 'keep-alive, x-hop',
-      'keep-alive': 'timeout=72',
-      'transfer-encoding': 'chunked',
-      'x-hop': 'private',
-      'content-length': '12',
-      missing: undefined,
-    });
-    expect(headers).toEqual({ 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'], 'content-length': '12' });
+    const headers = clientResponseHeaders(
+      raw(
+        ['Content-Type', 'application/json'],
+        ['set-cookie', 'a=1'],
+        ['Connection', 'keep-alive, X-Hop'],
+        ['Keep-Alive', 'timeout=72'],
+        ['set-cookie', 'b=2'],
+        ['Transfer-Encoding', 'chunked'],
+        ['x-hop', 'private'],
+        ['Proxy-Authenticate', 'Basic'],
+        ['content-length', '12'],
+      ),
+    );
+    expect({ ...headers }).toEqual({ 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'], 'content-length': '12' });
+  });
+
+  it('reads every Connection header for the names it lists, and keeps values byte for byte (latin1)', () => {
+    const headers = clientResponseHeaders(
+      raw(['connection', 'x-one'], ['x-one', '1'], ['Connection', 'x-two'], ['x-two', '2'], ['x-text', 'caf\u00e9']),
+    );
+    expect({ ...headers }).toEqual({ 'x-text': 'caf\u00e9' });
+  });
+
+  it('treats names of Object properties as plain headers', () => {
+    const headers = clientResponseHeaders(raw(['constructor', 'a'], ['constructor', 'b'], ['__proto__', 'c'], ['toString', 'd']));
+    expect(Object.entries(headers)).toEqual([
+      ['constructor', ['a', 'b']],
+      ['__proto__', 'c'],
+      ['tostring', 'd'],
+    ]);
   });
 });
