@@ -88,7 +88,15 @@ RUN mkdir /out \
 FROM node:24-bookworm-slim
 # LOG_DIR: every service appends its JSON log there; DATA_DIR: the SQLite file of the services
 # that keep users when DATABASE_URL is unset. Both are the only writable paths, so --read-only works.
+# NODE_OPTIONS: V8's young generation capped at two semi-spaces of 2 MB. Left to itself Node 24
+# grows it to 2 x 16 MB, already during start-up (Fastify compiling schemas and routes), and
+# never shrinks it: with a young generation that large, garbage is collected so rarely that a
+# streamed list's batches, and socket buffers relayed from another tier (freed only when their
+# small JS objects are), pile up to 20-50 MB of RSS between two scavenges. Measured figures and
+# the throughput cost: README, Performance. The bench runs the services with this value, read
+# from here (bench/server-process.ts). A deployment may set NODE_OPTIONS itself (keep this flag).
 ENV NODE_ENV=production \
+    NODE_OPTIONS=--max-semi-space-size=2 \
     LOG_DIR=/app/logs \
     DATA_DIR=/app/data
 WORKDIR /app

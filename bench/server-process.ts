@@ -42,9 +42,28 @@ export function nodeServer(label: string, script: string, env: Record<string, st
   return { label, command: process.execPath, args: [script], env: { NODE_ENV: 'production', ...env }, cpus };
 }
 
-/** A compiled service run as in production, its start-up line checked against the manifest. */
+/**
+ * The Node options the image runs every service with: the Dockerfile's `ENV NODE_OPTIONS=...`, read
+ * from the Dockerfile itself so that the bench measures the runtime settings production has.
+ * BENCH_SERVICE_NODE_OPTIONS replaces them, to measure what a setting costs (empty: Node's defaults).
+ */
+export function imageNodeOptions(): string {
+  const override = process.env.BENCH_SERVICE_NODE_OPTIONS;
+  if (override !== undefined) return override;
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const match = /^\s*(?:ENV\s+)?NODE_OPTIONS=(?:"([^"]*)"|(\S*))/m.exec(dockerfile);
+  if (match === null) throw new Error('the Dockerfile sets no NODE_OPTIONS for the bench to run the services with');
+  return match[1] ?? match[2] ?? '';
+}
+
+/**
+ * A compiled service run as in production (the image's NODE_OPTIONS), its start-up line checked
+ * against the manifest. The bare baselines (nodeServer) run with Node's defaults.
+ */
 export function serviceServer(label: string, service: ServiceName, env: Record<string, string>, cpus: string | undefined): ServerSpec {
-  return { ...nodeServer(label, serviceEntry(service), env, cpus), startedMessage: (port) => startedLine(service, port) };
+  const nodeOptions = imageNodeOptions();
+  const production = nodeOptions === '' ? env : { NODE_OPTIONS: nodeOptions, ...env };
+  return { ...nodeServer(label, serviceEntry(service), production, cpus), startedMessage: (port) => startedLine(service, port) };
 }
 
 const clockTicks = 100; // USER_HZ, 100 on Linux

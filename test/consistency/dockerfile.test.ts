@@ -30,3 +30,23 @@ describe('the Dockerfile reads the services from the manifest', () => {
     expect(ports.filter((port) => new RegExp(`\\b${port}\\b`).test(instructions))).toEqual([]);
   });
 });
+
+describe('the runtime settings of the image are the ones the bench measures', () => {
+  /** The runtime stage: from the last FROM on. */
+  const runtime = instructions.slice(instructions.lastIndexOf('\nFROM '));
+
+  it('caps V8 young generation in the runtime stage, through NODE_OPTIONS (the command stays `node dist/main.js`)', () => {
+    expect(runtime).toMatch(/^ENV\s.*\bNODE_OPTIONS=--max-semi-space-size=\d+\b/m);
+  });
+
+  it('hands the bench the same NODE_OPTIONS for the services it starts', async () => {
+    const { imageNodeOptions } = await import('../../bench/server-process.js');
+    const previous = process.env.BENCH_SERVICE_NODE_OPTIONS;
+    delete process.env.BENCH_SERVICE_NODE_OPTIONS;
+    try {
+      expect(imageNodeOptions()).toBe(/\bNODE_OPTIONS=(\S+)/.exec(runtime)?.[1]);
+    } finally {
+      if (previous !== undefined) process.env.BENCH_SERVICE_NODE_OPTIONS = previous;
+    }
+  });
+});
