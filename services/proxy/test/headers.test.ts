@@ -84,7 +84,8 @@ describe('upstreamRequestHeaders', () => {
 
 describe('clientResponseHeaders', () => {
   /** The raw list as undici reads it off the wire: names and values as Buffers, in order. */
-  const raw = (...pairs: [string, string][]): Buffer[] => pairs.flatMap(([name, value]) => [Buffer.from(name), Buffer.from(value, 'latin1')]);
+  const raw = (...pairs: [string, string][]): Buffer[] =>
+    pairs.flatMap(([name, value]) => [Buffer.from(name), Buffer.from(value, 'latin1')]);
 
   it('keeps every end-to-end header, each Set-Cookie included, and drops hop-by-hop ones', () => {
     const headers = clientResponseHeaders(
