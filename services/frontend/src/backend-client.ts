@@ -1,6 +1,15 @@
 import type { Readable } from 'node:stream';
 import { requestIdHeader, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
-import { Pool, type Dispatcher } from 'undici';
+import {
+  isConnectionLost,
+  isUnreachable,
+  lookupAll,
+  UpstreamAddresses,
+  type Resolve,
+  type UpstreamAddress,
+  type UpstreamLog,
+} from '@svc/upstream';
+import type { Dispatcher } from 'undici';
 import { bodyStarted, opening } from './body-start.js';
 
 /** What the frontend asks of the backend's list: its client's method and, when given, limit and after. */
@@ -30,7 +39,21 @@ export interface BackendClient {
    * ended empty); rejects with the cause of any failure before that.
    */
   fetchUsers: (request: UsersRequest) => Promise<UsersAnswer>;
+  /** Resolves the backend's host name a first time, then keeps following it; before the server listens. */
+  start: () => Promise<void>;
   close: () => Promise<void>;
+}
+
+export interface BackendClientOptions {
+  /** BACKEND_URL, e.g. http://backend:5000. */
+  url: URL;
+  /** Longest wait to connect, for the response headers and between two body chunks (BACKEND_TIMEOUT_MS). */
+  timeoutMs: number;
+  log: UpstreamLog;
+  /** The resolver of the backend's host name; default getaddrinfo (every address). */
+  resolve?: Resolve;
+  /** How often the backend's host name is resolved again; default 1 s, as the proxy's. */
+  resolveIntervalMs?: number;
 }
 
 const isJson = (contentType: string | undefined): contentType is string =>
@@ -48,58 +71,55 @@ class BadStatusError extends Error {}
  * a kept-alive socket to a backend replica that is stopping or gone. Not a slow answer (headers
  * timeout), nor one that began: the backend may be busy, and a retry would double its load.
  */
-const connectionFailedCodes = new Set([
-  'ECONNREFUSED',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EHOSTDOWN',
-  'ENETDOWN',
-  'EADDRNOTAVAIL',
-  'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'ECONNRESET',
-  'EPIPE',
-  'ECONNABORTED',
-  'UND_ERR_SOCKET',
-]);
-
-const connectionFailed = (error: unknown): boolean => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && connectionFailedCodes.has(code);
-};
+const connectionFailed = (error: unknown): boolean => isUnreachable(error) || isConnectionLost(error);
 
 /**
  * How many times one users request is sent at most. GET and HEAD are idempotent and carry no body,
  * so one whose connection failed before any response byte is sent again (as the proxy does,
- * services/proxy: nginx's proxy_next_upstream error): on a new connection, which the backend's
- * name gives to a running replica, or on another kept-alive one. A replica that stops closes its
+ * services/proxy: nginx's proxy_next_upstream error). A replica that stops closes its
  * idle connections, but a request written at that instant, or to a socket whose close has not
  * arrived yet, fails so: without this, 4 of 3,015 requests through the frontend got the 500
  * during a rolling update of the backend on Docker Swarm (test/containers/swarm-two-tier.test.ts).
- * Three attempts: each failure takes such a connection out of the pool, and a backend that is
- * really down still gets its client the 500 at once (refused) or after at most three connect
- * timeouts. Nothing is sent again once the response began, nor after a headers timeout.
+ * Each attempt goes to another address of the backend while there is one not tried yet, else again
+ * to the last (a new connection). Three attempts: a backend that is really down still gets its
+ * client the 500 at once (refused) or after at most three connect timeouts. Nothing is sent again
+ * once the response began, nor after a headers timeout.
  */
 export const BACKEND_ATTEMPTS = 3;
 
+/** The backend's own keep-alive timeout is 72 s: ours is shorter, so we never write to a socket it is closing. */
+const IDLE_MS = 30_000;
+/** nginx's default fail_timeout, as the proxy's: an address that failed to connect rests this long. */
+const SKIP_FAILED_MS = 10_000;
+
 /**
- * Calls the backend over a pool of keep-alive connections. timeoutMs bounds connecting, waiting for
- * the response headers and each pause between two body chunks while the frontend wants more, never
- * the whole response: a list streams for as long as it keeps coming. No size limit either: the body
- * is passed on as it arrives, read no faster than the frontend's client takes it.
+ * Calls the backend over keep-alive connections, following its host name as the proxy follows
+ * web's (@svc/upstream): resolved again every second, a pool per address, requests in turn over
+ * every address, so that replicas added by a scale-up take their share at once instead of only
+ * when kept-alive connections happen to close, and a replica that went away is dropped.
+ * timeoutMs bounds connecting, waiting for the response headers and each pause between two body
+ * chunks while the frontend wants more, never the whole response: a list streams for as long as it
+ * keeps coming. No size limit either: the body is passed on as it arrives, read no faster than the
+ * frontend's client takes it.
  */
-export function createBackendClient(backendUrl: URL, timeoutMs: number): BackendClient {
-  const pool = new Pool(backendUrl.origin, {
-    connections: 64,
-    connectTimeout: timeoutMs,
-    headersTimeout: timeoutMs,
-    // undici does not count the time its reading is paused because the frontend's client is slow.
-    bodyTimeout: timeoutMs,
-    // Idle sockets are dropped well before the backend's own 72 s keep-alive timeout, so we
-    // never write to a socket the backend is closing.
-    keepAliveTimeout: 30_000,
+export function createBackendClient(options: BackendClientOptions): BackendClient {
+  const { url, timeoutMs } = options;
+  const addresses = new UpstreamAddresses({
+    upstream: url,
+    pool: {
+      connections: 64,
+      connectTimeout: timeoutMs,
+      headersTimeout: timeoutMs,
+      // undici does not count the time its reading is paused because the frontend's client is slow.
+      bodyTimeout: timeoutMs,
+      keepAliveTimeout: IDLE_MS,
+    },
+    resolve: options.resolve ?? lookupAll,
+    resolveIntervalMs: options.resolveIntervalMs ?? 1_000,
+    skipMs: SKIP_FAILED_MS,
+    log: options.log,
   });
-  const path = `${backendUrl.pathname.replace(/\/$/, '')}/api/users`;
+  const path = `${url.pathname.replace(/\/$/, '')}/api/users`;
   // Failures by kind in the frontend's /metrics; not those of a call its own client gave up on.
   const countError = upstreamErrorCounter();
   const counted = (error: unknown, signal: AbortSignal): void => {
@@ -107,14 +127,19 @@ export function createBackendClient(backendUrl: URL, timeoutMs: number): Backend
   };
 
   /** The request until its response begins, sent again after a connection failure (see BACKEND_ATTEMPTS). */
-  const send = async (options: Dispatcher.RequestOptions & { signal: AbortSignal }): Promise<Dispatcher.ResponseData> => {
+  const send = async (request: Dispatcher.RequestOptions & { signal: AbortSignal }): Promise<Dispatcher.ResponseData> => {
+    const tried: UpstreamAddress[] = [];
     for (let attempt = 1; ; attempt += 1) {
+      const target = attempt === 1 ? addresses.pick() : (addresses.another(tried) ?? tried.at(-1));
+      if (target === undefined) throw addresses.noAddressError;
       try {
-        return await pool.request(options);
+        return await target.pool.request(request);
       } catch (error) {
         // Every failed attempt counts, retried or not, as in the proxy's metrics.
-        counted(error, options.signal);
-        if (options.signal.aborted || attempt >= BACKEND_ATTEMPTS || !connectionFailed(error)) throw error;
+        counted(error, request.signal);
+        if (request.signal.aborted || attempt >= BACKEND_ATTEMPTS || !connectionFailed(error)) throw error;
+        if (isUnreachable(error)) addresses.skip(target, error);
+        if (!tried.includes(target)) tried.push(target);
       }
     }
   };
@@ -143,6 +168,7 @@ export function createBackendClient(backendUrl: URL, timeoutMs: number): Backend
         throw error;
       }
     },
-    close: () => pool.close(),
+    start: () => addresses.start(),
+    close: () => addresses.close(),
   };
 }

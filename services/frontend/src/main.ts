@@ -8,6 +8,11 @@ await runService(services.frontend, {
   readConfig,
   build: ({ config, logger }) => {
     logger.info({ backend: config.backendUrl.href, timeoutMs: config.backendTimeoutMs }, 'users come from the backend');
-    return { app: createFrontendApp({ logger, backend: createBackendClient(config.backendUrl, config.backendTimeoutMs) }) };
+    return {
+      app: createFrontendApp({
+        logger,
+        backend: createBackendClient({ url: config.backendUrl, timeoutMs: config.backendTimeoutMs, log: logger }),
+      }),
+    };
   },
 });

@@ -4,6 +4,7 @@ import { frontendContract } from '@svc/testing/contract/frontend';
 import { temporarySqliteStore, type TemporaryStore } from '@svc/testing/temporary-store';
 import type { User } from '@svc/users';
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFrontendApp } from '../src/app.js';
 import { createBackendClient } from '../src/backend-client.js';
@@ -20,7 +21,10 @@ describe('variant C frontend in-process, in front of an in-process backend on a 
     seeded.push(await database.store.create({ name: 'John Doe', email: 'john@example.com' }));
     backend = createBackendApp({ logger: false, store: database.store });
     backendUrl = await backend.listen({ port: 0, host: '127.0.0.1' });
-    frontend = createFrontendApp({ logger: false, backend: createBackendClient(new URL(backendUrl), 5_000) });
+    frontend = createFrontendApp({
+      logger: false,
+      backend: createBackendClient({ url: new URL(backendUrl), timeoutMs: 5_000, log: pino({ enabled: false }) }),
+    });
     frontendUrl = await frontend.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {

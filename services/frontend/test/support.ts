@@ -52,7 +52,8 @@ export interface Frontend {
 export async function startFrontend(backendUrl: string, timeoutMs = 5_000): Promise<Frontend> {
   const chunks: string[] = [];
   const stream = new Writable({ write: (chunk: Buffer, _encoding, done) => done(void chunks.push(chunk.toString())) });
-  const app = createFrontendApp({ logger: pino(stream), backend: createBackendClient(new URL(backendUrl), timeoutMs) });
+  const logger = pino(stream);
+  const app = createFrontendApp({ logger, backend: createBackendClient({ url: new URL(backendUrl), timeoutMs, log: logger }) });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const logged = () =>
     chunks
