@@ -7,7 +7,7 @@ import { ResponseRelay } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { upstreamRequestBody } from './request-body.js';
 import { absoluteFormTarget } from './request-target.js';
-import { lookupAll, UpstreamAddresses, type Resolve } from './upstream-addresses.js';
+import { lookupAll, UpstreamAddresses, type Resolve } from '@svc/upstream';
 
 export interface ProxyAppOptions {
   logger: Logger | false;

@@ -5,8 +5,8 @@ import type { FastifyReply } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { clientResponseHeaders } from './headers.js';
 import { discardRequestBody } from './request-body.js';
-import type { UpstreamAddress, UpstreamAddresses } from './upstream-addresses.js';
-import { isConnectionLost, isUnreachable, upstreamFailure } from './upstream-error.js';
+import { isConnectionLost, isUnreachable, type UpstreamAddress, type UpstreamAddresses } from '@svc/upstream';
+import { upstreamFailure } from './upstream-error.js';
 
 /** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */
 const countUpstreamError = upstreamErrorCounter();

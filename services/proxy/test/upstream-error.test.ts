@@ -1,6 +1,6 @@
 import { HttpError } from '@svc/kit';
 import { describe, expect, it } from 'vitest';
-import { isConnectionLost, isUnreachable, upstreamFailure } from '../src/upstream-error.js';
+import { upstreamFailure } from '../src/upstream-error.js';
 
 const withCode = (code: string): Error => Object.assign(new Error(code), { code });
 
@@ -22,27 +22,5 @@ describe('upstreamFailure', () => {
     expect(upstreamFailure(null).statusCode).toBe(502);
     const own = new HttpError(413, 'Request body is too large');
     expect(upstreamFailure(own)).toBe(own);
-  });
-});
-
-describe('isUnreachable and isConnectionLost', () => {
-  it.each(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT'])(
-    '%s: the address cannot be reached',
-    (code) => {
-      expect([isUnreachable(withCode(code)), isConnectionLost(withCode(code))]).toEqual([true, false]);
-    },
-  );
-
-  it.each(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])('%s: the connection was lost', (code) => {
-    expect([isUnreachable(withCode(code)), isConnectionLost(withCode(code))]).toEqual([false, true]);
-  });
-
-  // A slow or garbled answer, or our own 413, is not sent again elsewhere.
-  it.each(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'HPE_INVALID_CONSTANT', 'UND_ERR_ABORTED'])('%s: neither', (code) => {
-    expect([isUnreachable(withCode(code)), isConnectionLost(withCode(code))]).toEqual([false, false]);
-  });
-
-  it('neither for an error without a code', () => {
-    expect([isUnreachable(new Error('?')), isConnectionLost(null), isUnreachable(new HttpError(413, 'x'))]).toEqual([false, false, false]);
   });
 });
