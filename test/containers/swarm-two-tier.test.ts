@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { docker, dockerResult, probe, publishedUrl, repoRoot, waitFor, waitForHttp } from './support/docker.js';
 import { underLoad, type LoadReport } from './support/load.js';
 import { imageOf, memberPort } from './support/images.js';
+import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
@@ -29,6 +31,12 @@ async function taskUrl(container: string, port: number): Promise<string> {
   const match = /:(\d+)$/.exec(mapping);
   if (!match) throw new Error(`${container}:${port} is not published (docker port says "${mapping}")`);
   return `http://127.0.0.1:${match[1]}`;
+}
+
+/** GET /api/users answered 200 by one task so far, from its own /metrics on its host-published port. */
+async function usersServed(url: string): Promise<number> {
+  const metrics = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+  return sampleValue(metrics, 'http_requests_total', { method: 'GET', route: '/api/users', status_code: '200' }) ?? 0;
 }
 
 /**
@@ -186,7 +194,21 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm 
     for (const tier of ['backend', 'frontend'] as const) expect(await imageOfService(service[tier])).toBe(imageOf(tier, stage.tag));
   }, 600_000);
 
-  it('docker service scale of the backend, then of the frontend, 2 -> 4 -> 2: no failed request', async () => {
+  /**
+   * Scaling up adds capacity only if the new tasks get requests: every task of the tier answers a
+   * share of a few seconds of load. (The frontend once kept its kept-alive connections to the old
+   * backend tasks: the two new ones got 0 of about 10,500 requests in 20 s.)
+   */
+  const everyTaskServes = async (tier: 'frontend' | 'backend'): Promise<void> => {
+    const urls = await Promise.all((await tasksOf(service[tier])).map((c) => taskUrl(c, memberPort('two-tier', tier))));
+    const before = await Promise.all(urls.map(usersServed));
+    await underLoad({ 'ts-proxy': users }, `swarm two-tier: the ${tier}'s ${urls.length} tasks`, () => sleep(3_000));
+    const served = (await Promise.all(urls.map(usersServed))).map((count, i) => count - (before[i] ?? 0));
+    console.log(`swarm two-tier: GET /api/users answered by each ${tier} task in 3 s: ${served.join(', ')}`);
+    for (const count of served) expect(count, `${tier} tasks' shares: ${served.join(', ')}`).toBeGreaterThan(0);
+  };
+
+  it('docker service scale of the backend, then of the frontend, 2 -> 4 -> 2: no failed request, every new task serving', async () => {
     for (const tier of ['backend', 'frontend'] as const) {
       for (const [from, to] of [
         [2, 4],
@@ -196,6 +218,7 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm 
           await docker(['service', 'scale', `${service[tier]}=${to}`], { timeoutMs: 240_000 });
         });
         expect(await running(service[tier])).toBe(to);
+        if (to > from) await everyTaskServes(tier);
       }
     }
   }, 600_000);
