@@ -1,4 +1,4 @@
-import { getRoute, measureRoute, startMeasured, type RunSettings } from '../measure.js';
+import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
 import { nodeServer, serviceServer } from '../server-process.js';
 import { atLeast, atMost, processTargets, ratioDropPoints, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
 
@@ -19,7 +19,7 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
   );
   const baseline = await startMeasured(nodeServer('bare node:http', bareSimple, {}, settings.cpus.server), settings.startups);
   try {
-    const rows = [];
+    const rows: Row[] = [];
     for (const path of routes) {
       rows.push(...(await measureRoute('A', getRoute(path), [subject, withoutMetrics, baseline], settings)));
     }
