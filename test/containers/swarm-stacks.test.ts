@@ -11,6 +11,7 @@ import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
 import { docker, dockerResult, probe, publishedUrl, repoRoot, waitFor, waitForHttp } from './support/docker.js';
 import { underLoad, type LoadReport } from './support/load.js';
 import { imageOf, memberPort, type StackName } from './support/images.js';
+import { removeStack, running, taskUrl, tasksOf, useSingleNodeSwarm } from './support/single-node-swarm.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
@@ -24,25 +25,6 @@ const deployed = {
 } satisfies Partial<Record<StackName, { replicas: Record<string, number> }>>;
 type SwarmStack = keyof typeof deployed;
 
-/** Task containers of a swarm service on this node. */
-async function tasksOf(service: string): Promise<string[]> {
-  return (await docker(['ps', '-q', '--filter', `label=com.docker.swarm.service.name=${service}`])).split('\n').filter(Boolean);
-}
-
-/** Running tasks of a service (`docker service ls`: with a health check, a task runs once healthy). */
-async function running(service: string): Promise<number> {
-  const line = await docker(['service', 'ls', '--filter', `name=${service}`, '--format', '{{.Name}} {{.Replicas}}']);
-  return Number(new RegExp(`^${service} (\\d+)/\\d+`, 'm').exec(line)?.[1] ?? 0);
-}
-
-/** http://127.0.0.1:<port> of a task's container port, published in host mode on a free port. */
-async function taskUrl(container: string, port: number): Promise<string> {
-  const mapping = (await docker(['port', container, `${port}/tcp`])).split('\n')[0] ?? '';
-  const match = /:(\d+)$/.exec(mapping);
-  if (!match) throw new Error(`${container}:${port} is not published (docker port says "${mapping}")`);
-  return `http://127.0.0.1:${match[1]}`;
-}
-
 /** Test-only compose files deployed on top of a stack's (see the fixture for why). */
 const overrides: Record<SwarmStack, string[]> = {
   database: ['--compose-file', join(repoRoot, 'test/containers/fixtures/swarm-database.fast-health.yml')],
@@ -55,47 +37,15 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
   const secret = `sample-db-password-${stage.runId}`;
   // Characters a URL would misread, to show DATABASE_PASSWORD_FILE's encoding end to end.
   const password = `p@ss/w:rd%?#&${randomBytes(9).toString('hex')}`;
-  let initializedHere = false;
-  let labelledHere = '';
+  let leaveSwarm: (() => Promise<void>) | undefined;
   let dir = '';
   /** Published URLs of each member's replicas, by `<stack>/<member>`. */
   const urls = new Map<string, string[]>();
   const urlOf = (stack: SwarmStack, as: string, index = 0): string => urls.get(`${stack}/${as}`)?.[index] ?? '';
 
-  const removeStack = async (stack: SwarmStack): Promise<void> => {
-    const name = stackName(stack);
-    await dockerResult(['stack', 'rm', name]);
-    // Volumes and the network go only once every task's container is gone.
-    await waitFor(
-      `${name}'s containers and network to go`,
-      async () => {
-        const [containers, networks] = await Promise.all([
-          docker(['ps', '-aq', '--filter', `label=com.docker.stack.namespace=${name}`]),
-          docker(['network', 'ls', '-q', '--filter', `name=${name}_`]),
-        ]);
-        return containers === '' && networks === '' ? true : undefined;
-      },
-      90_000,
-      1_000,
-    );
-    const volumes = (await docker(['volume', 'ls', '-q', '--filter', `label=com.docker.stack.namespace=${name}`]))
-      .split('\n')
-      .filter(Boolean);
-    if (volumes.length > 0) await docker(['volume', 'rm', ...volumes]);
-  };
-
   beforeAll(async () => {
-    const state = await docker(['info', '--format', '{{.Swarm.LocalNodeState}}']);
-    if (state !== 'active') {
-      await docker(['swarm', 'init', '--advertise-addr', '127.0.0.1']);
-      initializedHere = true;
-    }
     // PostgreSQL goes only to a node labelled db=true: this one.
-    const node = await docker(['info', '--format', '{{.Swarm.NodeID}}']);
-    if ((await docker(['node', 'inspect', node, '--format', '{{index .Spec.Labels "db"}}'])) !== 'true') {
-      await docker(['node', 'update', '--label-add', 'db=true', node]);
-      labelledHere = node;
-    }
+    leaveSwarm = await useSingleNodeSwarm();
     // The secret from a file with a trailing newline, as `echo pw > file` writes it: both readers drop it.
     dir = await mkdtemp(join(tmpdir(), 'swarm-stacks-'));
     await writeFile(join(dir, 'password'), `${password}\n`, { mode: 0o600 });
@@ -152,13 +102,9 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
   }, 300_000);
 
   afterAll(async () => {
-    await Promise.all((Object.keys(deployed) as SwarmStack[]).map((stack) => removeStack(stack).catch(() => undefined)));
+    await Promise.all((Object.keys(deployed) as SwarmStack[]).map((stack) => removeStack(stackName(stack)).catch(() => undefined)));
     await dockerResult(['secret', 'rm', secret]);
-    if (labelledHere !== '') await dockerResult(['node', 'update', '--label-rm', 'db', labelledHere]);
-    if (initializedHere) {
-      await docker(['swarm', 'leave', '--force']);
-      await dockerResult(['network', 'rm', 'docker_gwbridge']); // created by swarm init, left by leave
-    }
+    await leaveSwarm?.();
     if (dir !== '') await rm(dir, { recursive: true, force: true });
     console.log(`swarm-stacks.test.ts: ${seconds(performance.now() - fileStarted)} in all`);
   }, 180_000);
@@ -360,7 +306,7 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
 
   it('stack rm and volume rm leave nothing of either stack', async () => {
     const started = performance.now();
-    await Promise.all((Object.keys(deployed) as SwarmStack[]).map(removeStack));
+    await Promise.all((Object.keys(deployed) as SwarmStack[]).map((stack) => removeStack(stackName(stack))));
     for (const stack of Object.keys(deployed) as SwarmStack[]) {
       const name = stackName(stack);
       expect(await docker(['service', 'ls', '-q', '--filter', `label=com.docker.stack.namespace=${name}`])).toBe('');

@@ -8,30 +8,12 @@ import { docker, dockerResult, probe, publishedUrl, repoRoot, waitFor, waitForHt
 import { underLoad, type LoadReport } from './support/load.js';
 import { imageOf, memberPort } from './support/images.js';
 import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
+import { removeStack, running, taskUrl, tasksOf, useSingleNodeSwarm } from './support/single-node-swarm.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-
-/** Running tasks of a service (`docker service ls`: with a health check, a task runs once healthy). */
-async function running(service: string): Promise<number> {
-  const line = await docker(['service', 'ls', '--filter', `name=${service}`, '--format', '{{.Name}} {{.Replicas}}']);
-  return Number(new RegExp(`^${service} (\\d+)/\\d+`, 'm').exec(line)?.[1] ?? 0);
-}
-
-/** Task containers of a swarm service on this node. */
-async function tasksOf(service: string): Promise<string[]> {
-  return (await docker(['ps', '-q', '--filter', `label=com.docker.swarm.service.name=${service}`])).split('\n').filter(Boolean);
-}
-
-/** http://127.0.0.1:<port> of a task's container port, published in host mode on a free port. */
-async function taskUrl(container: string, port: number): Promise<string> {
-  const mapping = (await docker(['port', container, `${port}/tcp`])).split('\n')[0] ?? '';
-  const match = /:(\d+)$/.exec(mapping);
-  if (!match) throw new Error(`${container}:${port} is not published (docker port says "${mapping}")`);
-  return `http://127.0.0.1:${match[1]}`;
-}
 
 /** GET /api/users answered 200 by one task so far, from its own /metrics on its host-published port. */
 async function usersServed(url: string): Promise<number> {
@@ -52,8 +34,7 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm 
   const secret = `sample-db-password-2t-${stage.runId}`;
   const proxy = `zd-sw2t-ts-proxy-${stage.runId}`;
   const nextImage = { frontend: `${imageOf('frontend', stage.tag)}-next`, backend: `${imageOf('backend', stage.tag)}-next` };
-  let initializedHere = false;
-  let labelledHere = '';
+  let leaveSwarm: (() => Promise<void>) | undefined;
   let dir = '';
   let users = '';
 
@@ -68,17 +49,8 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm 
   };
 
   beforeAll(async () => {
-    const state = await docker(['info', '--format', '{{.Swarm.LocalNodeState}}']);
-    if (state !== 'active') {
-      await docker(['swarm', 'init', '--advertise-addr', '127.0.0.1']);
-      initializedHere = true;
-    }
     // PostgreSQL goes only to a node labelled db=true: this one.
-    const node = await docker(['info', '--format', '{{.Swarm.NodeID}}']);
-    if ((await docker(['node', 'inspect', node, '--format', '{{index .Spec.Labels "db"}}'])) !== 'true') {
-      await docker(['node', 'update', '--label-add', 'db=true', node]);
-      labelledHere = node;
-    }
+    leaveSwarm = await useSingleNodeSwarm();
     dir = await mkdtemp(join(tmpdir(), 'swarm-two-tier-'));
     await writeFile(join(dir, 'password'), randomBytes(12).toString('hex'), { mode: 0o600 });
     await docker(['secret', 'create', secret, join(dir, 'password')]);
@@ -149,32 +121,11 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm 
 
   afterAll(async () => {
     await dockerResult(['rm', '--force', proxy]);
-    await dockerResult(['stack', 'rm', stack]);
-    // Volumes and the network go only once every task's container is gone.
-    await waitFor(
-      `${stack}'s containers and network to go`,
-      async () => {
-        const [containers, networks] = await Promise.all([
-          docker(['ps', '-aq', '--filter', `label=com.docker.stack.namespace=${stack}`]),
-          docker(['network', 'ls', '-q', '--filter', `name=${stack}_`]),
-        ]);
-        return containers === '' && networks === '' ? true : undefined;
-      },
-      90_000,
-      1_000,
-    ).catch((error: unknown) => console.warn(error));
-    const volumes = (await docker(['volume', 'ls', '-q', '--filter', `label=com.docker.stack.namespace=${stack}`]))
-      .split('\n')
-      .filter(Boolean);
-    if (volumes.length > 0) await dockerResult(['volume', 'rm', ...volumes]);
+    await removeStack(stack).catch((error: unknown) => console.warn(error));
     await dockerResult(['secret', 'rm', secret]);
     // Second tags only: the images stay for the stage's cleanup.
     await dockerResult(['image', 'rm', ...Object.values(nextImage)]);
-    if (labelledHere !== '') await dockerResult(['node', 'update', '--label-rm', 'db', labelledHere]);
-    if (initializedHere) {
-      await docker(['swarm', 'leave', '--force']);
-      await dockerResult(['network', 'rm', 'docker_gwbridge']); // created by swarm init, left by leave
-    }
+    await leaveSwarm?.();
     if (dir !== '') await rm(dir, { recursive: true, force: true });
     console.log(`swarm-two-tier.test.ts: ${seconds(performance.now() - fileStarted)} in all`);
   }, 180_000);
