@@ -21,8 +21,19 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
   });
 
   it('build builds the web image from the Dockerfile', async () => {
-    const output = await stack.run(['build', 'web'], 600_000);
+    // With the provenance the stage built the image with (as the README's docker build takes it): the
+    // tag moves to this build, and images.test.ts checks its OCI labels whichever file runs first.
+    const provenance = Object.entries(stage.provenance ?? {}).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
+    const output = await stack.run(['build', ...provenance, 'web'], 600_000);
     expect(output).toContain(`Successfully tagged ${imageOf('simple', stage.tag)}`);
+    const revision = await docker([
+      'image',
+      'inspect',
+      '--format',
+      '{{index .Config.Labels "org.opencontainers.image.revision"}}',
+      imageOf('simple', stage.tag),
+    ]);
+    expect(revision).toBe(stage.provenance?.REVISION);
   });
 
   it('up -d starts web, then the nginx proxy; ps lists both', async () => {
