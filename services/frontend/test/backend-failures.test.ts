@@ -1,39 +1,28 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { getRaw, sleep, startFakeBackend, startFrontend, type Answer, type FakeBackend, type Frontend } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { fetchFailedLine as fetchFailed, getRaw, jsonHeaders as json, sleep, useFrontendOnFakeBackend, type Answer } from './support.js';
 
-const json = { 'content-type': 'application/json' };
-const fetchFailed = 'could not fetch users from the backend';
 const cut = 'the backend failed mid-body: the response is cut';
 
 describe('the frontend when the backend fails', () => {
-  let backend: FakeBackend;
-  let frontend: Frontend;
-  afterEach(async () => {
-    await frontend.app.close();
-    await backend.close();
-  });
-  async function start(answer: Answer, timeoutMs = 5_000): Promise<void> {
-    backend = await startFakeBackend();
-    backend.answer(answer);
-    frontend = await startFrontend(backend.url, timeoutMs);
-  }
-  const messages = (): string[] => frontend.logged().map((line) => line.msg);
+  const under = useFrontendOnFakeBackend();
+  const { start } = under;
+  const messages = (): string[] => under.frontend.logged().map((line) => line.msg);
 
   describe('before the body starts: 500 JSON and one log line with the cause', () => {
     async function expect500(cause: RegExp): Promise<void> {
       const started = Date.now();
-      const answer = await getRaw(`${frontend.url}/api/users`);
+      const answer = await getRaw(`${under.frontend.url}/api/users`);
       expect(answer.status).toBe(500);
       expect(answer.body.toString()).toBe('{"error":"Failed to fetch users"}');
       expect(Date.now() - started).toBeLessThan(3_000);
-      const lines = frontend.logged().filter((line) => line.msg === fetchFailed);
+      const lines = under.frontend.logged().filter((line) => line.msg === fetchFailed);
       expect(lines).toHaveLength(1);
       expect(`${lines[0]?.err?.type}: ${lines[0]?.err?.message}`).toMatch(cause);
     }
 
     it('connection refused', async () => {
       await start(() => undefined);
-      await backend.close();
+      await under.backend.close();
       await expect500(/ECONNREFUSED/);
     });
 
@@ -82,7 +71,7 @@ describe('the frontend when the backend fails', () => {
         begin(req, res);
         setTimeout(() => res.destroy(), 100);
       });
-      const answer = await getRaw(`${frontend.url}/api/users`);
+      const answer = await getRaw(`${under.frontend.url}/api/users`);
       expect(answer.status).toBe(200);
       expect(answer.complete).toBe(false);
       expect(answer.body.toString()).toMatch(/^\[\{"id":1,/);
@@ -97,17 +86,17 @@ describe('the frontend when the backend fails', () => {
         begin(req, res);
         if (finishes) setTimeout(() => res.end(']'), 150); // a pause under the timeout: a whole answer
       }, 400);
-      const whole = await getRaw(`${frontend.url}/api/users`);
+      const whole = await getRaw(`${under.frontend.url}/api/users`);
       expect(whole.complete).toBe(true);
       expect(JSON.parse(whole.body.toString())).toHaveLength(1);
       finishes = false;
       const started = Date.now();
-      const answer = await getRaw(`${frontend.url}/api/users`);
+      const answer = await getRaw(`${under.frontend.url}/api/users`);
       expect(answer.status).toBe(200);
       expect(answer.complete).toBe(false);
       expect(Date.now() - started).toBeLessThan(3_000);
       await sleep(50);
-      const lines = frontend.logged().filter((line) => line.msg === cut);
+      const lines = under.frontend.logged().filter((line) => line.msg === cut);
       expect(lines).toHaveLength(1);
       expect(lines[0]?.err?.type).toBe('BodyTimeoutError');
     });

@@ -4,11 +4,18 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
 import { BACKEND_ATTEMPTS } from '../src/backend-client.js';
-import { getRaw, sleep, startFakeBackend, startFrontend, type Answer, type FakeBackend, type Frontend } from './support.js';
+import {
+  fetchFailedLine as fetchFailed,
+  getRaw,
+  jsonHeaders as json,
+  sleep,
+  startFrontend,
+  useFrontendOnFakeBackend,
+  type Answer,
+  type Frontend,
+} from './support.js';
 
-const json = { 'content-type': 'application/json' };
 const list = '[{"id":1,"name":"A","email":"a@b.c","created_at":"2026-11-22T10:15:30.123Z"}]';
-const fetchFailed = 'could not fetch users from the backend';
 
 /**
  * A backend replica that stops, or is gone, leaves the frontend's kept-alive connections to it
@@ -16,20 +23,12 @@ const fetchFailed = 'could not fetch users from the backend';
  * again (the proxy's rule for idempotent requests), and only then.
  */
 describe('the frontend sends a users request again when its connection failed before any answer', () => {
-  let backend: FakeBackend;
-  let frontend: Frontend;
-  afterEach(async () => {
-    await frontend.app.close();
-    await backend.close();
-  });
-  async function start(answer: Answer, timeoutMs = 5_000): Promise<void> {
-    backend = await startFakeBackend();
-    backend.answer(answer);
-    frontend = await startFrontend(backend.url, timeoutMs);
-  }
+  const under = useFrontendOnFakeBackend();
+  const { start } = under;
   const resets = async (): Promise<number> =>
-    sampleValue(parsePrometheusText(await (await fetch(`${frontend.url}/metrics`)).text()), 'upstream_errors_total', { kind: 'reset' }) ??
-    Number.NaN;
+    sampleValue(parsePrometheusText(await (await fetch(`${under.frontend.url}/metrics`)).text()), 'upstream_errors_total', {
+      kind: 'reset',
+    }) ?? Number.NaN;
 
   it('a kept-alive connection the backend drops as the request arrives: sent again on a new connection, 200', async () => {
     const sockets: number[] = [];
@@ -43,16 +42,16 @@ describe('the frontend sends a users request again when its connection failed be
       else res.writeHead(200, json).end(list);
     });
     const before = await resets();
-    expect((await getRaw(`${frontend.url}/api/users`)).status).toBe(200);
-    const answer = await getRaw(`${frontend.url}/api/users`);
+    expect((await getRaw(`${under.frontend.url}/api/users`)).status).toBe(200);
+    const answer = await getRaw(`${under.frontend.url}/api/users`);
     expect(answer.status).toBe(200);
     expect(answer.body.toString()).toBe(list);
-    expect(backend.requests).toEqual(['GET /api/users', 'GET /api/users', 'GET /api/users']);
+    expect(under.backend.requests).toEqual(['GET /api/users', 'GET /api/users', 'GET /api/users']);
     expect(sockets[1]).toBe(sockets[0]);
     expect(sockets[2]).not.toBe(sockets[1]);
     // The failed attempt is counted, though the client never saw it; nothing is logged as failed.
     expect(await resets()).toBe(before + 1);
-    expect(frontend.logged().map((line) => line.msg)).not.toContain(fetchFailed);
+    expect(under.frontend.logged().map((line) => line.msg)).not.toContain(fetchFailed);
   });
 
   it('HEAD too', async () => {
@@ -62,20 +61,20 @@ describe('the frontend sends a users request again when its connection failed be
       if (served === 1) req.socket.destroy();
       else res.writeHead(200, json).end();
     });
-    const answer = await fetch(`${frontend.url}/api/users`, { method: 'HEAD' });
+    const answer = await fetch(`${under.frontend.url}/api/users`, { method: 'HEAD' });
     expect(answer.status).toBe(200);
-    expect(backend.requests).toEqual(['HEAD /api/users', 'HEAD /api/users']);
+    expect(under.backend.requests).toEqual(['HEAD /api/users', 'HEAD /api/users']);
   });
 
   it(`at most ${BACKEND_ATTEMPTS} attempts: a backend that resets every connection gets its client the 500 at once`, async () => {
     await start((req) => req.socket.destroy());
     const started = Date.now();
-    const answer = await getRaw(`${frontend.url}/api/users`);
+    const answer = await getRaw(`${under.frontend.url}/api/users`);
     expect(answer.status).toBe(500);
     expect(answer.body.toString()).toBe('{"error":"Failed to fetch users"}');
     expect(Date.now() - started).toBeLessThan(3_000);
-    expect(backend.requests).toHaveLength(BACKEND_ATTEMPTS);
-    expect(frontend.logged().filter((line) => line.msg === fetchFailed)).toHaveLength(1);
+    expect(under.backend.requests).toHaveLength(BACKEND_ATTEMPTS);
+    expect(under.frontend.logged().filter((line) => line.msg === fetchFailed)).toHaveLength(1);
   });
 
   it.each<[string, Answer, number?]>([
@@ -87,16 +86,16 @@ describe('the frontend sends a users request again when its connection failed be
     ['no headers within BACKEND_TIMEOUT_MS (a slow backend is not given twice the work)', () => undefined, 300],
   ])('not sent again after %s: one request, the 500', async (_case, answer, timeoutMs) => {
     await start(answer, timeoutMs);
-    expect((await getRaw(`${frontend.url}/api/users`)).status).toBe(500);
+    expect((await getRaw(`${under.frontend.url}/api/users`)).status).toBe(500);
     await sleep(50);
-    expect(backend.requests).toHaveLength(1);
+    expect(under.backend.requests).toHaveLength(1);
   });
 
   it('not sent again once its client went away', async () => {
     await start((req) => void setTimeout(() => req.socket.destroy(), 100));
-    await fetch(`${frontend.url}/api/users`, { signal: AbortSignal.timeout(50) }).catch(() => undefined);
+    await fetch(`${under.frontend.url}/api/users`, { signal: AbortSignal.timeout(50) }).catch(() => undefined);
     await sleep(300);
-    expect(backend.requests).toHaveLength(1);
+    expect(under.backend.requests).toHaveLength(1);
   });
 });
 

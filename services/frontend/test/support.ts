@@ -4,6 +4,7 @@ import { createServer, get, type IncomingHttpHeaders, type IncomingMessage, type
 import { Writable } from 'node:stream';
 import type { App } from '@svc/kit';
 import { pino } from 'pino';
+import { afterEach } from 'vitest';
 import { createFrontendApp } from '../src/app.js';
 import { createBackendClient } from '../src/backend-client.js';
 
@@ -87,3 +88,43 @@ export function getRaw(url: string): Promise<RawAnswer> {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The fake backends' JSON content type. */
+export const jsonHeaders = { 'content-type': 'application/json' };
+/** The frontend's error line when a users call fails before the body starts. */
+export const fetchFailedLine = 'could not fetch users from the backend';
+
+export interface FrontendOnFakeBackend {
+  /** Starts both for the current test: the backend answers every request with `answer`. */
+  start: (answer: Answer, timeoutMs?: number) => Promise<void>;
+  readonly backend: FakeBackend;
+  readonly frontend: Frontend;
+}
+
+/** For each test of the calling describe: a fake backend and a frontend in front of it, closed after the test. */
+export function useFrontendOnFakeBackend(): FrontendOnFakeBackend {
+  let backend: FakeBackend | undefined;
+  let frontend: Frontend | undefined;
+  afterEach(async () => {
+    await frontend?.app.close();
+    await backend?.close();
+    frontend = backend = undefined;
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('start() was not called in this test');
+    return value;
+  };
+  return {
+    async start(answer, timeoutMs = 5_000) {
+      backend = await startFakeBackend();
+      backend.answer(answer);
+      frontend = await startFrontend(backend.url, timeoutMs);
+    },
+    get backend() {
+      return started(backend);
+    },
+    get frontend() {
+      return started(frontend);
+    },
+  };
+}
