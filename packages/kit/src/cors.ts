@@ -9,14 +9,17 @@
  * written, at no cost per request, and it is on every answer, errors included. (inject()
  * writes through its own response class, so tests check the header over a socket.)
  */
-import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { indexOfName, isFlatList, type Head } from './head.js';
 
 const allowOrigin = 'access-control-allow-origin';
 
 /** Adds the header to a response whose head is about to be written with `headers`. */
-export function addAllowOrigin(response: ServerResponse, headers: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): void {
-  if (headers === undefined || Array.isArray(headers)) {
+export function addAllowOrigin(response: ServerResponse, headers: Head | undefined): void {
+  if (isFlatList(headers)) {
+    if (indexOfName(headers, allowOrigin) < 0 && !response.hasHeader(allowOrigin)) headers.push(allowOrigin, '*');
+  } else if (headers === undefined || Array.isArray(headers)) {
     if (!response.hasHeader(allowOrigin)) response.setHeader(allowOrigin, '*');
   } else {
     headers[allowOrigin] ??= '*';

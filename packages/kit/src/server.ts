@@ -15,12 +15,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerOptions, pathOf } from './cors.js';
 import { addDocsPage } from './docs.js';
 import { HttpError } from './errors.js';
-import { leaveUncounted, meterAs, responseClass, withoutRequestChildren } from './fast-paths.js';
+import { answerBeforeRouting, leaveUncounted, meterAs, responseClass, withoutRequestChildren, type RawHandler } from './fast-paths.js';
 import type { Logger } from './logger.js';
 import { attachMetrics, createAppMetrics, metricsContentType, metricsText, type AppMetrics } from './metrics.js';
 import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
 import { closeQuietConnectionsOnClose } from './quiet-connections.js';
-import { assignRequestId } from './request-id.js';
+import { assignRequestId, requestIdOf } from './request-id.js';
 
 /** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -53,6 +53,13 @@ export interface ServerOptions {
    * belong to its upstream.
    */
   serveMetrics?: boolean;
+  /**
+   * Answers every request on Node's own request and response before Fastify routes it, counted
+   * under the route template `route`: for a service that handles every path alike (the proxy).
+   * Fastify still takes requests while closing and with request logging on, and inject()'s, so
+   * the service's own routes must answer as `handler` does (fast-paths.ts, 5).
+   */
+  beforeRouting?: { route: string; handler: RawHandler };
 }
 
 const MiB = 1024 * 1024;
@@ -123,8 +130,31 @@ const frameworkMessages: Record<string, string> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Request body does not match its content-length',
 };
 
+const jsonType = 'application/json; charset=utf-8';
+
 function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
-  return reply.code(status).type('application/json; charset=utf-8').send({ error: message });
+  return reply.code(status).type(jsonType).send({ error: message });
+}
+
+/**
+ * The error handler's answer for a handler that writes Node's response itself (beforeRouting, a
+ * hijacked reply): an HttpError with its status and message (a 5xx one logged as a warning), any
+ * other error a 500 logged with its stack. The log line has the request's id, as the answer does.
+ */
+export function answerError(response: ServerResponse, error: unknown, log: FastifyBaseLogger): void {
+  const reqId = requestIdOf(response.req);
+  let status = 500;
+  let message = 'Internal server error';
+  if (error instanceof HttpError) {
+    status = error.statusCode;
+    message = error.message;
+    if (status >= 500) log.warn({ reqId, err: error }, message);
+  } else {
+    log.error({ reqId, err: error, method: response.req.method, url: response.req.url }, 'request failed');
+  }
+  const body = JSON.stringify({ error: message });
+  response.writeHead(status, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body) });
+  response.end(body);
 }
 
 /**
@@ -168,6 +198,10 @@ export function createServer(options: ServerOptions): App {
   if (metrics !== undefined) {
     attachMetrics(app, metrics);
     meterRoutes(app, metrics);
+  }
+  if (options.beforeRouting !== undefined) {
+    const { route, handler } = options.beforeRouting;
+    answerBeforeRouting(app.server, () => closing || requestLogging, metrics?.requests.forRoute(route), handler);
   }
   app.server.headersTimeout = 10_000;
   if (options.maxConnections !== undefined) app.server.maxConnections = options.maxConnections;

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { pino } from 'pino';
 import { Type } from 'typebox';
-import { createServer, healthPlugin, type App } from '../src/index.js';
+import { answerError, createServer, healthPlugin, HttpError, metricsOf, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'fast paths' };
 let app: App;
@@ -76,5 +76,79 @@ describe('fast paths', () => {
     const report = () => ({ uptime: '5' as unknown as number });
     void app.register(healthPlugin({ schema, report, changesEveryRequest: true }));
     expect((await app.inject({ method: 'GET', url: '/health' })).body).toBe('{"uptime":"5"}');
+  });
+
+  describe('5. beforeRouting', () => {
+    let hooksRun = 0;
+    /** An app that answers raw with a flat head naming an X-Request-Id of its own, and routes the same path. */
+    function rawApp(logger: Parameters<typeof createServer>[0]['logger']): App {
+      hooksRun = 0;
+      const server = createServer({
+        logger,
+        api,
+        beforeRouting: {
+          route: '/*',
+          handler: (request, response) => {
+            response.writeHead(200, ['content-type', 'text/plain', 'X-Request-Id', 'from-upstream']);
+            response.end(`raw ${request.url}`);
+          },
+        },
+      });
+      server.addHook('onRequest', async () => void hooksRun++);
+      server.get('/*', (_request, reply) => reply.type('text/plain').send('routed'));
+      return server;
+    }
+
+    it('takes a request before Fastify: no hook runs, its id and CORS are in the head once, counted under the route', async () => {
+      app = rawApp(false);
+      const baseUrl = await listen();
+      const res = await fetch(`${baseUrl}/a/b?c`, { headers: { 'x-request-id': 'trace-9' } });
+      expect(await res.text()).toBe('raw /a/b?c');
+      expect(res.headers.get('x-request-id')).toBe('trace-9');
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      const fresh = await fetch(`${baseUrl}/d`);
+      expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      await fresh.text();
+      expect(hooksRun).toBe(0);
+      expect(metricsOf(app).requests.render()).toContain('http_requests_total{method="GET",route="/*",status_code="200"} 2');
+    });
+
+    it("leaves requests to Fastify's routing with request logging on, and inject()'s", async () => {
+      app = rawApp(pino({ level: 'debug' }, { write: () => undefined }));
+      const baseUrl = await listen();
+      expect(await (await fetch(`${baseUrl}/a`)).text()).toBe('routed');
+      expect((await app.inject({ method: 'GET', url: '/a' })).body).toBe('routed');
+      expect(hooksRun).toBe(2);
+    });
+  });
+
+  it('answerError writes the error answer on a raw response: its status and message, a 5xx one logged with the request id', async () => {
+    const lines: { level: number; reqId?: string; msg?: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) });
+    const errors = [
+      new HttpError(502, 'Bad gateway: upstream unavailable'),
+      new HttpError(413, 'Request body is too large'),
+      new Error('secret detail'),
+    ];
+    app = createServer({
+      logger: false,
+      api,
+      beforeRouting: { route: '/*', handler: (request, response) => answerError(response, errors[Number(request.url?.slice(1))], logger) },
+    });
+    const baseUrl = await listen();
+    const answers = [];
+    for (const index of [0, 1, 2]) {
+      const res = await fetch(`${baseUrl}/${index}`, { headers: { 'x-request-id': `id-${index}` } });
+      answers.push([res.status, res.headers.get('content-type'), res.headers.get('x-request-id'), await res.json()]);
+    }
+    expect(answers).toEqual([
+      [502, 'application/json; charset=utf-8', 'id-0', { error: 'Bad gateway: upstream unavailable' }],
+      [413, 'application/json; charset=utf-8', 'id-1', { error: 'Request body is too large' }],
+      [500, 'application/json; charset=utf-8', 'id-2', { error: 'Internal server error' }],
+    ]);
+    expect(lines.map(({ level, reqId, msg }) => ({ level, reqId, msg }))).toEqual([
+      { level: 40, reqId: 'id-0', msg: 'Bad gateway: upstream unavailable' },
+      { level: 50, reqId: 'id-2', msg: 'request failed' },
+    ]);
   });
 });

@@ -1,12 +1,12 @@
-import { METHODS } from 'node:http';
-import { createServer, errorAnswer, notInDocument, serveMetricsOnPort, type App, type Logger } from '@svc/kit';
+import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
+import { answerError, createServer, errorAnswer, notInDocument, requestIdOf, serveMetricsOnPort, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { ResponseRelay } from './response-relay.js';
+import { ResponseRelay, type UpstreamRequest } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
-import { upstreamRequestBody } from './request-body.js';
-import { absoluteFormTarget } from './request-target.js';
+import { discardRequestBody, upstreamRequestBody } from './request-body.js';
+import { requestTarget } from './request-target.js';
 import { lookupAll, UpstreamAddresses, type Resolve } from '@svc/upstream';
 
 export interface ProxyAppOptions {
@@ -30,6 +30,8 @@ export interface ProxyAppOptions {
 }
 
 const MiB = 1024 * 1024;
+/** The route template of every forwarded request, in the routes and the request metrics. */
+const forwardedRoute = '/*';
 
 const openApiMethods = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']);
 
@@ -79,6 +81,8 @@ export function createProxyApp(options: ProxyAppOptions): App {
     serveApiDocument: false,
     serveMetrics: false,
     api: { title: 'proxy', description: services.proxy.summary },
+    // Every path is forwarded alike: requests skip Fastify's routing (the routes below take the rest).
+    beforeRouting: { route: forwardedRoute, handler: forwardRaw },
   });
   if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
   const upstream = new UpstreamAddresses({
@@ -110,18 +114,30 @@ export function createProxyApp(options: ProxyAppOptions): App {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
-  // Not async: the relay answers, either by writing the upstream's response or, when the
-  // upstream fails before one began, by sending the JSON error through Fastify.
+  // The relay answers on Node's response: the upstream's response, or the JSON error when the
+  // upstream failed before one began; a request that cannot be forwarded is answered here.
+  function forwardRaw(request: IncomingMessage, response: ServerResponse): void {
+    let sent: UpstreamRequest;
+    try {
+      const target = requestTarget(request.url ?? '/', request.headers.host);
+      sent = {
+        method: request.method as Dispatcher.HttpMethod,
+        path: target.path,
+        // The kit gave the request its id before it came here.
+        headers: upstreamRequestHeaders(request.headers, target.host, request.socket.remoteAddress ?? '', requestIdOf(request) ?? ''),
+        body: upstreamRequestBody(request, bodyLimit),
+      };
+    } catch (error) {
+      discardRequestBody(request);
+      answerError(response, error, app.log);
+      return;
+    }
+    new ResponseRelay(response, upstream, sent, app.log).start();
+  }
+  // The requests Fastify routes (see beforeRouting) are forwarded the same way, off its reply.
   function forward(request: FastifyRequest, reply: FastifyReply): void {
-    const raw = request.raw;
-    const url = raw.url ?? '/';
-    const target = url.startsWith('/') ? undefined : absoluteFormTarget(url);
-    new ResponseRelay(reply, upstream, {
-      method: raw.method as Dispatcher.HttpMethod,
-      path: target?.path ?? url,
-      headers: upstreamRequestHeaders(raw.headers, target?.host ?? raw.headers.host, raw.socket.remoteAddress ?? '', request.id),
-      body: upstreamRequestBody(raw, bodyLimit),
-    }).start();
+    reply.hijack();
+    forwardRaw(request.raw, reply.raw);
   }
 
   // Node parses more methods than Fastify routes by default (WebDAV, PURGE, ...), and nginx
@@ -139,8 +155,8 @@ export function createProxyApp(options: ProxyAppOptions): App {
       if (error.code !== 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') throw error;
       forward(request, reply);
     });
-    routes.route({ method: documented, url: '/*', schema: forwardSchema, handler: forward });
-    routes.route({ method: undocumented, url: '/*', schema: notInDocument, handler: forward });
+    routes.route({ method: documented, url: forwardedRoute, schema: forwardSchema, handler: forward });
+    routes.route({ method: undocumented, url: forwardedRoute, schema: notInDocument, handler: forward });
     done();
   });
   return app;

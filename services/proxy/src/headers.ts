@@ -81,31 +81,27 @@ const valueOf = (value: Buffer | string): string => (typeof value === 'string' ?
 
 /**
  * The upstream's response headers for the client, from the flat [name, value, ...] list undici
- * reads off the wire, without the hop-by-hop ones; Node frames the body itself. A name that
- * comes more than once (Set-Cookie) keeps every value, in order.
+ * reads off the wire, without the hop-by-hop ones, as a flat list again: Node writes it as it is
+ * (no header object per response), and a name that comes more than once (Set-Cookie) keeps every
+ * value, in order. Node frames the body itself.
  */
-export function clientResponseHeaders(raw: readonly (Buffer | string)[]): Record<string, string | string[]> {
-  const names: string[] = [];
+export function clientResponseHeaders(raw: readonly (Buffer | string)[]): string[] {
+  const out: string[] = [];
   let connection: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = nameOf(raw[i] as Buffer | string);
-    names.push(name);
-    if (name === 'connection') {
-      const value = valueOf(raw[i + 1] as Buffer | string);
-      connection = connection === undefined ? value : `${connection}, ${value}`;
-    }
+    const value = valueOf(raw[i + 1] as Buffer | string);
+    if (name === 'connection') connection = connection === undefined ? value : `${connection}, ${value}`;
+    out.push(name, value);
   }
   const named = connectionTokens(connection);
-  // No prototype: a header named like one of Object's properties (constructor) is a header like any other.
-  const out = Object.create(null) as Record<string, string | string[]>;
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string;
-    if (isHopByHop(name, hopByHop, named)) continue;
-    const value = valueOf(raw[2 * i + 1] as Buffer | string);
-    const before = out[name];
-    if (before === undefined) out[name] = value;
-    else if (typeof before === 'string') out[name] = [before, value];
-    else before.push(value);
-  }
+  // Most answers have no hop-by-hop header: the list is then kept as it is.
+  for (let i = out.length - 2; i >= 0; i -= 2) if (isHopByHop(out[i] as string, hopByHop, named)) out.splice(i, 2);
   return out;
+}
+
+/** The Content-Length of a flat header list as a number, NaN when it has none. */
+export function declaredLength(headers: readonly string[]): number {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === 'content-length') return Number(headers[i + 1]);
+  return NaN;
 }

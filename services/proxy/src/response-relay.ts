@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { HttpError, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
-import type { FastifyReply } from 'fastify';
+import { answerError, HttpError, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { clientResponseHeaders } from './headers.js';
+import { clientResponseHeaders, declaredLength } from './headers.js';
 import { discardRequestBody } from './request-body.js';
 import { isConnectionLost, isUnreachable, type UpstreamAddress, type UpstreamAddresses } from '@svc/upstream';
 import { upstreamFailure } from './upstream-error.js';
@@ -28,7 +28,8 @@ function clientClosed(this: RelayedResponse): void {
  * Writes the upstream's response straight onto the client's, chunk by chunk, with
  * backpressure both ways (undici pauses reading the upstream while the client is slow).
  * This costs far less per request than a Readable piped through Fastify's reply, and the
- * dispatch controller ends the upstream request when the client goes away, as nginx does.
+ * upstream request is ended when the client goes away, as nginx does. The last chunk of a body
+ * of declared length goes out with the end of the response: one write, none scheduled after it.
  * When the upstream fails before the response began, the client gets a JSON error (502,
  * 504, or 413 from the body limit); after that, the only honest signal is a cut connection.
  *
@@ -39,7 +40,6 @@ function clientClosed(this: RelayedResponse): void {
  * idempotent and its connection was lost before any answer (a reset, the upstream closing).
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
-  private readonly response: ServerResponse;
   /** Ends the upstream request (undici's, given when it is about to be written); undefined before. */
   private abort: ((error?: Error) => void) | undefined;
   /** Lets undici read the upstream's response again after the client's socket drained. */
@@ -51,13 +51,15 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   private answered = false;
   /** Addresses this request failed on; only a failure allocates it. */
   private tried: UpstreamAddress[] | undefined;
+  /** Body bytes still to come when the upstream declared a Content-Length; NaN without one. */
+  private remaining = NaN;
 
   constructor(
-    private readonly reply: FastifyReply,
+    private readonly response: ServerResponse,
     private readonly upstream: UpstreamAddresses,
     private readonly request: UpstreamRequest,
+    private readonly log: FastifyBaseLogger,
   ) {
-    this.response = reply.raw;
     // A module-level listener, not a closure per request ('close' comes once: no `once` wrapper either).
     (this.response as RelayedResponse)[relayKey] = this;
     this.response.on('close', clientClosed);
@@ -100,21 +102,25 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return true;
     if (statusCode >= 500) countUpstreamError('bad_status');
     this.resume = resume;
-    // From here on the response is ours, not Fastify's.
-    this.reply.hijack();
-    this.response.writeHead(statusCode, clientResponseHeaders(rawHeaders));
+    const headers = clientResponseHeaders(rawHeaders);
+    this.remaining = declaredLength(headers);
+    this.response.writeHead(statusCode, headers);
     return true;
   }
 
   /** False pauses the upstream's response until the client's socket drains. */
   onData(chunk: Buffer): boolean {
+    if ((this.remaining -= chunk.length) === 0) {
+      this.response.end(chunk);
+      return true;
+    }
     if (this.response.write(chunk)) return true;
     this.response.once('drain', () => this.resume?.());
     return false;
   }
 
   onComplete(): void {
-    this.response.end();
+    if (!this.response.writableEnded) this.response.end();
   }
 
   onError(error: Error): void {
@@ -125,8 +131,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   private fail(error: unknown): void {
-    discardRequestBody(this.reply.request.raw);
-    void this.reply.send(upstreamFailure(error));
+    discardRequestBody(this.response.req);
+    answerError(this.response, upstreamFailure(error), this.log);
   }
 
   /** Sends the request to another address when that is safe (see the class); true when it did. */

@@ -1,6 +1,7 @@
 import { get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyContract } from '@svc/testing/contract/proxy';
 import { downloadBody, startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@svc/testing/echo-upstream';
@@ -73,6 +74,23 @@ describe('createProxyApp in front of the echo upstream', () => {
     expect(await pending).toBe('aborted');
     await expect.poll(() => upstream.abandoned, { timeout: 5_000 }).toBe(abandoned + 1);
     upstream.releaseHanging();
+  });
+
+  it('forwards the same way when Fastify routes the requests (request logging on), errors included', async () => {
+    const logger = pino({ level: 'debug' }, { write: () => undefined });
+    const own = createProxyApp({ logger, upstream: new URL(upstream.url), maxConnections: 4, upstreamTimeoutMs: 2_000 });
+    await own.listen({ port: 0, host: '127.0.0.1' });
+    const ownUrl = `http://127.0.0.1:${(own.server.address() as AddressInfo).port}`;
+    try {
+      const res = await fetch(`${ownUrl}/a?b`, { method: 'PROPFIND', headers: { 'x-request-id': 'debug-1' } });
+      expect([res.status, res.headers.get('x-request-id'), ((await res.json()) as EchoedRequest).url]).toEqual([200, 'debug-1', '/a?b']);
+      const refused = await fetch(`${ownUrl}/%zz`);
+      expect([refused.status, await refused.json()]).toEqual([400, { error: "'/%zz' is not a valid url component" }]);
+      const reset = await fetch(`${ownUrl}/x?reset`);
+      expect([reset.status, await reset.json()]).toEqual([502, { error: 'Bad gateway: upstream unavailable' }]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('closes the pool on close, letting the request in flight finish', async () => {
