@@ -177,7 +177,7 @@ export type RawHandler = (request: IncomingMessage, response: ServerResponse) =>
  * 5. Fastify's listener on its server is replaced by one that gives each request its id and its
  * route's cells (as genReqId and meterRoutes do) and hands it to `handler`, skipping Fastify's
  * routing, its request and reply objects and their hooks: for the proxy, which forwards every path
- * alike, about 3% of its CPU per request. Fastify still takes a request when `routed()` says so
+ * alike, about 2-3% of its CPU per request. Fastify still takes a request when `routed()` says so
  * (while closing, for its 503; with request logging on, for its lines), and inject()'s requests,
  * which never reach the server: so the service's routes must answer as `handler` does.
  */

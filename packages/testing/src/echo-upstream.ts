@@ -36,10 +36,13 @@ export function downloadBody(size: number): Buffer {
   return Buffer.alloc(size, 'abcdefghijklmnopqrstuvwxyz0123456789');
 }
 
-function sendDownload(response: ServerResponse, size: number, cut: boolean): void {
+function sendDownload(response: ServerResponse, size: number, cut: boolean, sized: boolean): void {
   const body = downloadBody(size);
-  // Chunked, so that a cut body cannot be told from a whole one by its length alone.
-  response.writeHead(200, { 'content-type': 'application/octet-stream' });
+  // Chunked unless `sized`, so that a cut body cannot be told from a whole one by its length alone.
+  response.writeHead(
+    200,
+    sized ? { 'content-type': 'application/octet-stream', 'content-length': size } : { 'content-type': 'application/octet-stream' },
+  );
   if (!cut) return void response.end(body);
   response.write(body.subarray(0, size / 2), () => response.destroy());
 }
@@ -49,7 +52,8 @@ function sendDownload(response: ServerResponse, size: number, cut: boolean): voi
  * EchoedRequest. The query steers it: `status=418` sets the status, `cookies=2` sends that
  * many Set-Cookie headers, `hang` holds the request until releaseHanging(), `reset`
  * destroys the socket instead of answering, `download=N` answers N bytes of
- * downloadBody(N) instead, `cut` destroys the socket halfway through that body, and
+ * downloadBody(N) instead (chunked; `sized` declares its Content-Length), `cut` destroys the
+ * socket halfway through that body, and
  * `early` sends a 103 Early Hints before the answer.
  */
 export async function startEchoUpstream(): Promise<EchoUpstream> {
@@ -62,7 +66,7 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
     digestBody(request, (digest) => {
       const query = new URL(request.url ?? '/', 'http://upstream').searchParams;
       if (query.has('reset')) return void request.socket.destroy();
-      if (query.has('download')) return sendDownload(response, Number(query.get('download')), query.has('cut'));
+      if (query.has('download')) return sendDownload(response, Number(query.get('download')), query.has('cut'), query.has('sized'));
       const echoed: EchoedRequest = {
         method: request.method ?? '',
         url: request.url ?? '',

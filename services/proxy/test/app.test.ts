@@ -40,10 +40,10 @@ describe('createProxyApp in front of the echo upstream', () => {
     expect(((await res.json()) as EchoedRequest).url).toBe('/hints?early');
   });
 
-  it('relays a large response intact to a client that stops reading for a while', async () => {
+  it.each(['chunked', 'sized'])('relays a large %s response intact to a client that stops reading for a while', async (framing) => {
     const size = 8 * 1024 * 1024;
     const body = await new Promise<Buffer>((resolve, reject) => {
-      get(`${baseUrl}/big?download=${size}`, (res) => {
+      get(`${baseUrl}/big?download=${size}&${framing}`, (res) => {
         const chunks: Buffer[] = [];
         res.once('data', () => {
           // Stop reading, so the proxy must hold the upstream back until we resume.

@@ -145,6 +145,12 @@ export function proxyContract({ baseUrl, upstream, upstreamKeepAlive = true }: P
     expect(res.body.equals(downloadBody(MiB))).toBe(true);
   });
 
+  it('streams a 1 MiB response of declared length intact, with its length', async () => {
+    const res = await send(baseUrl(), { path: `/download?download=${MiB}&sized` });
+    expect([res.status, res.headers['content-length']]).toEqual([200, String(MiB)]);
+    expect(res.body.equals(downloadBody(MiB))).toBe(true);
+  });
+
   it(upstreamKeepAlive ? 'reuses kept-alive upstream connections' : 'opens one upstream connection per request', async () => {
     const before = upstream().connections;
     for (let i = 0; i < 10; i += 1) await echoed(baseUrl(), { path: `/ka/${i}` });
