@@ -16,6 +16,7 @@ export { runService } from './run.js';
 export type { BuiltService, ServiceDefinition } from './run.js';
 export { isWellFormedRequestId, requestIdHeader, requestIdOf } from './request-id.js';
 export type { RawHandler } from './fast-paths.js';
+export { indexOfName } from './head.js';
 export { metricsOf, serveMetricsOnPort } from './metrics.js';
 export type { AppMetrics } from './metrics.js';
 export { meterStore, upstreamErrorCounter, upstreamErrorKind } from './service-metrics.js';

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { requestIdHeader } from '@svc/kit';
+import { indexOfName, requestIdHeader } from '@svc/kit';
 import { util } from 'undici';
 
 /**
@@ -102,6 +102,6 @@ export function clientResponseHeaders(raw: readonly (Buffer | string)[]): string
 
 /** The Content-Length of a flat header list as a number, NaN when it has none. */
 export function declaredLength(headers: readonly string[]): number {
-  for (let i = 0; i < headers.length; i += 2) if (headers[i] === 'content-length') return Number(headers[i + 1]);
-  return NaN;
+  const at = indexOfName(headers, 'content-length');
+  return at < 0 ? NaN : Number(headers[at + 1]);
 }
