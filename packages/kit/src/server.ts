@@ -173,7 +173,13 @@ export function createServer(options: ServerOptions): App {
   const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
   const metrics = options.metrics === false ? undefined : createAppMetrics();
   const app = Fastify({
-    http: { ServerResponse: responseClass({ cors, closing: () => closing, metrics: metrics?.requests }) },
+    http: {
+      ServerResponse: responseClass({ cors, closing: () => closing, metrics: metrics?.requests }),
+      // 6. A request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3): Node hands
+      // it over already ended (see fast-paths.ts). Only where requests skip Fastify's body parsers, which
+      // would wait for an 'end' that never comes (a DELETE with a Content-Type and no body would hang).
+      optimizeEmptyRequests: options.beforeRouting !== undefined,
+    },
     ...(options.logger === false
       ? { logger: false }
       : { loggerInstance: requestLogging ? options.logger : withoutRequestChildren(options.logger) }),

@@ -78,6 +78,33 @@ describe('fast paths', () => {
     expect((await app.inject({ method: 'GET', url: '/health' })).body).toBe('{"uptime":"5"}');
   });
 
+  it("6. with beforeRouting, a request without a body comes already ended; without it, Fastify's parsers still get their 'end'", async () => {
+    const ended: boolean[] = [];
+    app = createServer({
+      logger: false,
+      api,
+      beforeRouting: {
+        route: '/*',
+        handler: (request, response) => {
+          ended.push(request.readableEnded);
+          response.end();
+        },
+      },
+    });
+    let base = await listen();
+    await (await fetch(`${base}/a`)).text();
+    await (await fetch(`${base}/a`, { method: 'POST', body: 'x' })).text();
+    expect(ended).toEqual([true, false]);
+    await app.close();
+
+    // A Content-Type and no body: Fastify's JSON parser waits for the request's 'end'.
+    app = createServer({ logger: false, api });
+    app.delete('/thing', (request, reply) => reply.send({ body: request.body ?? null }));
+    base = await listen();
+    const deleted = await fetch(`${base}/thing`, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
+    expect([deleted.status, await deleted.text()]).toEqual([400, '{"error":"Request body is empty but content-type is application/json"}']);
+  });
+
   describe('5. beforeRouting', () => {
     let hooksRun = 0;
     /** An app that answers raw with a flat head naming an X-Request-Id of its own, and routes the same path. */
