@@ -137,21 +137,38 @@ function sendError(reply: FastifyReply, status: number, message: string): Fastif
 }
 
 /**
+ * What an error is answered with, one decision for Fastify's error handler and answerError: an
+ * HttpError gives its own status and message (a 5xx one logged as a warning); another error with a 4xx
+ * status (Fastify's: a failed validation, a body over the limit, malformed JSON) gives it in words of
+ * ours; anything else is a 5xx logged with its stack, the client reading no internals. `fields` go into
+ * the log line (the request's id, where the logger does not bind it).
+ */
+function answerFor(
+  error: unknown,
+  log: FastifyBaseLogger,
+  request: { method?: string | undefined; url?: string | undefined },
+  fields?: Record<string, unknown>,
+): { status: number; message: string } {
+  if (error instanceof HttpError) {
+    if (error.statusCode >= 500) log.warn({ ...fields, err: error }, error.message);
+    return { status: error.statusCode, message: error.message };
+  }
+  const { statusCode = 500, validation, code = '', message } = error as Partial<FastifyError>;
+  if (statusCode >= 400 && statusCode < 500) {
+    return validation
+      ? { status: 400, message: `Invalid request: ${message}` }
+      : { status: statusCode, message: frameworkMessages[code] ?? message ?? '' };
+  }
+  log.error({ ...fields, err: error, method: request.method, url: request.url }, 'request failed');
+  return { status: statusCode >= 500 && statusCode < 600 ? statusCode : 500, message: 'Internal server error' };
+}
+
+/**
  * The error handler's answer for a handler that writes Node's response itself (beforeRouting, a
- * hijacked reply): an HttpError with its status and message (a 5xx one logged as a warning), any
- * other error a 500 logged with its stack. The log line has the request's id, as the answer does.
+ * hijacked reply), as JSON; its log line has the request's id, as the answer does.
  */
 export function answerError(response: ServerResponse, error: unknown, log: FastifyBaseLogger): void {
-  const reqId = requestIdOf(response.req);
-  let status = 500;
-  let message = 'Internal server error';
-  if (error instanceof HttpError) {
-    status = error.statusCode;
-    message = error.message;
-    if (status >= 500) log.warn({ reqId, err: error }, message);
-  } else {
-    log.error({ reqId, err: error, method: response.req.method, url: response.req.url }, 'request failed');
-  }
+  const { status, message } = answerFor(error, log, response.req, { reqId: requestIdOf(response.req) });
   const body = JSON.stringify({ error: message });
   response.writeHead(status, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body) });
   response.end(body);
@@ -268,17 +285,8 @@ export function createServer(options: ServerOptions): App {
     if (metrics !== undefined && !request.is404 && request.routeOptions.url !== undefined) {
       meterAs(reply.raw, metrics.requests.forRoute(request.routeOptions.url));
     }
-    const status = error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
-    if (error instanceof HttpError) {
-      if (status >= 500) request.log.warn({ err: error }, error.message);
-      return sendError(reply, status, error.message);
-    }
-    if (status >= 500) {
-      request.log.error({ err: error, method: request.method, url: request.url }, 'request failed');
-      return sendError(reply, status, 'Internal server error');
-    }
-    if (error.validation) return sendError(reply, 400, `Invalid request: ${error.message}`);
-    return sendError(reply, status, frameworkMessages[error.code] ?? error.message);
+    const { status, message } = answerFor(error, request.log, request);
+    return sendError(reply, status, message);
   });
 
   return app;

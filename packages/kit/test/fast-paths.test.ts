@@ -149,13 +149,15 @@ describe('fast paths', () => {
     });
   });
 
-  it('answerError writes the error answer on a raw response: its status and message, a 5xx one logged with the request id', async () => {
+  it("answerError writes the error handler's answer on a raw response: its status and message, a 5xx one logged with the request id", async () => {
     const lines: { level: number; reqId?: string; msg?: string }[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as (typeof lines)[number]) });
     const errors = [
       new HttpError(502, 'Bad gateway: upstream unavailable'),
       new HttpError(413, 'Request body is too large'),
       new Error('secret detail'),
+      // Fastify's own 4xx errors are answered as its error handler answers them.
+      Object.assign(new Error('FST_ERR_CTP_BODY_TOO_LARGE'), { statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' }),
     ];
     app = createServer({
       logger: false,
@@ -164,7 +166,7 @@ describe('fast paths', () => {
     });
     const baseUrl = await listen();
     const answers = [];
-    for (const index of [0, 1, 2]) {
+    for (const index of [0, 1, 2, 3]) {
       const res = await fetch(`${baseUrl}/${index}`, { headers: { 'x-request-id': `id-${index}` } });
       answers.push([res.status, res.headers.get('content-type'), res.headers.get('x-request-id'), await res.json()]);
     }
@@ -172,6 +174,7 @@ describe('fast paths', () => {
       [502, 'application/json; charset=utf-8', 'id-0', { error: 'Bad gateway: upstream unavailable' }],
       [413, 'application/json; charset=utf-8', 'id-1', { error: 'Request body is too large' }],
       [500, 'application/json; charset=utf-8', 'id-2', { error: 'Internal server error' }],
+      [413, 'application/json; charset=utf-8', 'id-3', { error: 'Request body is too large' }],
     ]);
     expect(lines.map(({ level, reqId, msg }) => ({ level, reqId, msg }))).toEqual([
       { level: 40, reqId: 'id-0', msg: 'Bad gateway: upstream unavailable' },
