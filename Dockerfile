@@ -93,8 +93,8 @@ FROM node:24-bookworm-slim
 # never shrinks it: with a young generation that large, garbage is collected so rarely that a
 # streamed list's batches, and socket buffers relayed from another tier (freed only when their
 # small JS objects are), pile up to 20-50 MB of RSS between two scavenges. Measured figures and
-# the throughput cost: README, Performance. The bench runs the services with this value, read
-# from here (bench/server-process.ts). A deployment may set NODE_OPTIONS itself (keep this flag).
+# the throughput cost: README, Performance. The manifest's serviceNodeOptions is the same value
+# (test/consistency), for npm start and the bench. A deployment may set NODE_OPTIONS itself (keep this flag).
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=2 \
     LOG_DIR=/app/logs \

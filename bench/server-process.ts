@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { startedLine, type ServiceName } from '@svc/manifest';
+import { serviceNodeOptions, startedLine, type ServiceName } from '@svc/manifest';
 import { startListeningProcess } from '@svc/testing/listening-process';
 import { serviceEntry } from '@svc/testing/service-process';
 
@@ -43,17 +43,12 @@ export function nodeServer(label: string, script: string, env: Record<string, st
 }
 
 /**
- * The Node options the image runs every service with: the Dockerfile's `ENV NODE_OPTIONS=...`, read
- * from the Dockerfile itself so that the bench measures the runtime settings production has.
- * BENCH_SERVICE_NODE_OPTIONS replaces them, to measure what a setting costs (empty: Node's defaults).
+ * The Node options the image runs every service with (the manifest's, which the Dockerfile sets), so
+ * that the bench measures production's runtime settings. BENCH_SERVICE_NODE_OPTIONS replaces them,
+ * to measure what a setting costs (empty: Node's defaults).
  */
 export function imageNodeOptions(): string {
-  const override = process.env.BENCH_SERVICE_NODE_OPTIONS;
-  if (override !== undefined) return override;
-  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
-  const match = /^\s*(?:ENV\s+)?NODE_OPTIONS=(?:"([^"]*)"|(\S*))/m.exec(dockerfile);
-  if (match === null) throw new Error('the Dockerfile sets no NODE_OPTIONS for the bench to run the services with');
-  return match[1] ?? match[2] ?? '';
+  return process.env.BENCH_SERVICE_NODE_OPTIONS ?? serviceNodeOptions;
 }
 
 /**

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, readPort } from '@svc/kit';
 import {
   portVariableOf,
+  serviceNodeOptions,
   services,
   stackNames,
   stacks,
@@ -107,7 +108,8 @@ for (const member of members) {
     label: service,
     command: process.execPath,
     args: [serviceEntry(service)],
-    env: { ...process.env, PORT: String(requestedPorts.get(member)), ...linkEnv(member) },
+    // The image's Node options, unless the caller set NODE_OPTIONS (as a deployment may).
+    env: { NODE_OPTIONS: serviceNodeOptions, ...process.env, PORT: String(requestedPorts.get(member)), ...linkEnv(member) },
     startedMessage: (port) => startedLine(service, port),
     onLine: (line, stream) => show(service, line, stream),
     timeoutMs: HEALTH_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import { serviceNames, services } from '@svc/manifest';
+import { serviceNames, serviceNodeOptions, services } from '@svc/manifest';
 import { describe, expect, it } from 'vitest';
 import { readRepoFile } from './support/repo-files.js';
 
@@ -31,22 +31,24 @@ describe('the Dockerfile reads the services from the manifest', () => {
   });
 });
 
-describe('the runtime settings of the image are the ones the bench measures', () => {
+describe('the runtime settings of the image are the ones npm start and the bench run', () => {
   /** The runtime stage: from the last FROM on. */
   const runtime = instructions.slice(instructions.lastIndexOf('\nFROM '));
 
-  it('caps V8 young generation in the runtime stage, through NODE_OPTIONS (the command stays `node dist/main.js`)', () => {
-    expect(runtime).toMatch(/^ENV\s.*\bNODE_OPTIONS=--max-semi-space-size=\d+\b/m);
+  it("sets the manifest's Node options in the runtime stage, through NODE_OPTIONS (the command stays `node dist/main.js`)", () => {
+    expect(/^ENV\s.*\bNODE_OPTIONS=(\S+)/m.exec(runtime)?.[1]).toBe(serviceNodeOptions);
   });
 
-  it('hands the bench the same NODE_OPTIONS for the services it starts', async () => {
+  it('runs the services with them in the bench, npm start and npm run serve', async () => {
     const { imageNodeOptions } = await import('../../bench/server-process.js');
     const previous = process.env.BENCH_SERVICE_NODE_OPTIONS;
     delete process.env.BENCH_SERVICE_NODE_OPTIONS;
     try {
-      expect(imageNodeOptions()).toBe(/\bNODE_OPTIONS=(\S+)/.exec(runtime)?.[1]);
+      expect(imageNodeOptions()).toBe(serviceNodeOptions);
     } finally {
       if (previous !== undefined) process.env.BENCH_SERVICE_NODE_OPTIONS = previous;
     }
+    const { scripts } = JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> };
+    expect(scripts.serve).toContain(`node ${serviceNodeOptions} scripts/serve.js`);
   });
 });

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { startedLine } from '@svc/manifest';
+import { serviceNodeOptions, startedLine } from '@svc/manifest';
 import { freePort } from '@svc/testing/free-port';
 import { startListeningProcess } from '@svc/testing/listening-process';
 import { repoRoot } from '@svc/testing/repo-root';
@@ -52,6 +52,14 @@ describe('npm start -- [stack]', () => {
     expect(stack.lines.filter((l) => l.startsWith('[simple] {'))).toEqual([]);
     const viaProxy = (await (await fetch(`http://127.0.0.1:${proxyPort}/`)).json()) as { message: string };
     expect(viaProxy.message).toBe('Hello from Docker!');
+    // Both run with the image's Node options (Linux: the runner's children and their environments).
+    const children = readFileSync(`/proc/${stack.child.pid}/task/${stack.child.pid}/children`, 'utf8').trim().split(' ');
+    const nodeOptions = children.map((pid) =>
+      readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .find((v) => v.startsWith('NODE_OPTIONS=')),
+    );
+    expect(nodeOptions).toEqual([`NODE_OPTIONS=${serviceNodeOptions}`, `NODE_OPTIONS=${serviceNodeOptions}`]);
 
     stack.child.kill('SIGTERM');
     expect(await stack.exited).toBe(0);
