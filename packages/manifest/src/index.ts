@@ -67,6 +67,7 @@ export const services = {
 } as const satisfies Record<string, ServiceEntry>;
 
 export type ServiceName = keyof typeof services;
+export const serviceNames = Object.keys(services) as ServiceName[];
 
 /**
  * The Node options every service runs with: V8's young generation capped at 2 MB semi-spaces, which
@@ -74,7 +75,6 @@ export type ServiceName = keyof typeof services;
  * ENV (test/consistency checks it); `npm start`, `npm run serve` and the bench run the services with it.
  */
 export const serviceNodeOptions = '--max-semi-space-size=2';
-export const serviceNames = Object.keys(services) as ServiceName[];
 
 /** The start-up line of a service listening on `port`. */
 export const startedLine = (service: ServiceName, port: number): string => `${services[service].startedMessage} ${port}`;
