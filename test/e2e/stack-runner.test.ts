@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { serviceNodeOptions, startedLine } from '@svc/manifest';
 import { freePort } from '@svc/testing/free-port';
 import { startListeningProcess } from '@svc/testing/listening-process';
@@ -21,6 +21,11 @@ function startStack(stack: string | undefined, env: Record<string, string>) {
   const lines: string[] = [];
   for (const input of [child.stdout, child.stderr]) createInterface({ input }).on('line', (line) => lines.push(line));
   const exited = once(child, 'exit').then(([code]) => code as number | null);
+  // A failed assertion must not leave the stack running (the runner stops its services on SIGTERM).
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  });
   const up = new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
       if (lines.some((l) => /^start: stack ".*" is up/.test(l))) {
