@@ -57,7 +57,7 @@ export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
     const proxy = await startMeasured(serviceServer('proxy', 'proxy', proxyEnv, settings.cpus.server), settings.startups);
     started.push(proxy);
     // The same proxy on Node's defaults, as the peers and the bare relay run: the image's young-generation
-    // cap (Dockerfile, NODE_OPTIONS) holds the RSS of a large relayed body down and costs CPU per request.
+    // cap (the manifest's serviceNodeOptions) holds the RSS of a large relayed body down and costs CPU per request.
     const onDefaults = await startServer(
       serviceServer(proxyOnNodeDefaults, 'proxy', { ...proxyEnv, NODE_OPTIONS: '' }, settings.cpus.server),
     );
