@@ -76,7 +76,10 @@ function seconds(duration: string): number {
   return total;
 }
 
-/** The image's HEALTHCHECK options (Dockerfile): interval, timeout, start period in seconds, retries. */
+/**
+ * The image's HEALTHCHECK options (Dockerfile): interval, timeout, start period and start interval
+ * (the interval during the start period) in seconds, retries.
+ */
 const imageHealthcheck = (() => {
   const line = /^HEALTHCHECK\s+(.*?)\\?$/m.exec(dockerfile)?.[1] ?? '';
   const option = (name: string): string => new RegExp(`--${name}=(\\S+)`).exec(line)?.[1] ?? '';
@@ -84,6 +87,7 @@ const imageHealthcheck = (() => {
     interval: seconds(option('interval')),
     timeout: seconds(option('timeout')),
     startPeriod: seconds(option('start-period')),
+    startInterval: seconds(option('start-interval')),
     retries: Number(option('retries')),
   };
 })();
@@ -157,7 +161,7 @@ const withDefaults = (value: string): string => value.replace(/\$\{\w+:-([^}]*)\
 
 interface ComposeDb extends ComposeService {
   volumes: string[];
-  healthcheck: { test: string[]; interval: string; timeout: string; retries: number };
+  healthcheck: { test: string[]; interval: string; timeout: string; retries: number; start_period: string; start_interval: string };
 }
 
 // ---- reading the rendered objects ----
@@ -228,6 +232,14 @@ function secretFileOf(workload: IDeployment | IStatefulSet, path: string): Secre
   }
   return undefined;
 }
+
+/** What a probe checks (its handler), without its timings. */
+const checkOf = (probe: IProbe | undefined) => ({
+  exec: probe?.exec,
+  httpGet: probe?.httpGet,
+  tcpSocket: probe?.tcpSocket,
+  grpc: probe?.grpc,
+});
 
 const timingsOf = (probe: IProbe | undefined) => ({
   initialDelaySeconds: probe?.initialDelaySeconds ?? 0,
@@ -372,19 +384,31 @@ describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
     expect(secretFileOf(workload, passwordFile)).toMatchObject({ secretName: dbSecret, key: dbPassword?.key });
   });
 
-  it.each(members)("probes $as: readiness GET /ready, liveness GET /health, on its port, with the image's timings", (member) => {
+  it.each(members)("probes $as: readiness GET /ready, startup and liveness GET /health on its port, with the image's timings", (member) => {
     const container = containerOf(deployment(member.as));
-    const { readinessProbe: readiness, livenessProbe: liveness } = container;
+    const { startupProbe: startup, readinessProbe: readiness, livenessProbe: liveness } = container;
     const image = imageHealthcheck;
-    // Liveness is the image's HEALTHCHECK; readiness asks as patiently but more often.
+    // Startup is the image's HEALTHCHECK during its start period: liveness's check every start
+    // interval, for as long as Docker waits before it calls a container that never passes
+    // unhealthy (the start period, then `retries` failures an interval apart).
+    expect(startup, 'startupProbe').toBeDefined();
+    expect(checkOf(startup)).toEqual(checkOf(liveness));
+    expect(timingsOf(startup)).toEqual({
+      initialDelaySeconds: 0,
+      periodSeconds: image.startInterval,
+      timeoutSeconds: image.timeout,
+      failureThreshold: Math.ceil((image.startPeriod + image.retries * image.interval) / image.startInterval),
+    });
+    // Liveness is the image's HEALTHCHECK after it; readiness asks as patiently but more often.
+    // Both begin once startup passes, so without a delay: Ready as soon as the service is.
     expect(timingsOf(liveness)).toEqual({
-      initialDelaySeconds: image.startPeriod,
+      initialDelaySeconds: 0,
       periodSeconds: image.interval,
       timeoutSeconds: image.timeout,
       failureThreshold: image.retries,
     });
     expect({ ...timingsOf(readiness), periodSeconds: undefined }).toEqual({
-      initialDelaySeconds: image.startPeriod,
+      initialDelaySeconds: 0,
       periodSeconds: undefined,
       timeoutSeconds: image.timeout,
       failureThreshold: image.retries,
@@ -515,14 +539,26 @@ describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
       }
       expect(Object.keys(env).sort()).toEqual([...Object.keys(composeEnv), 'PGDATA'].sort());
       expect(secretFileOf(statefulSet, composeEnv.POSTGRES_PASSWORD_FILE ?? '')?.secretName).toBe(secret);
-      // compose's pg_isready, with its timings, for readiness and liveness.
-      const command = (db.healthcheck.test[1] ?? '').replaceAll('$$', '$');
-      for (const probe of [container.readinessProbe, container.livenessProbe]) {
-        expect(probe?.exec?.command).toEqual(['sh', '-c', command]);
-        expect(timingsOf(probe)).toMatchObject({
-          periodSeconds: seconds(db.healthcheck.interval),
-          timeoutSeconds: seconds(db.healthcheck.timeout),
-          failureThreshold: db.healthcheck.retries,
+      // compose's pg_isready, with its timings, for readiness and liveness; and every start interval
+      // for its start period, for startup. Readiness and liveness begin once startup passes, so
+      // without a delay.
+      const { test, interval, timeout, retries, start_period: startPeriod, start_interval: startInterval } = db.healthcheck;
+      const command = (test[1] ?? '').replaceAll('$$', '$');
+      const { startupProbe: startup, readinessProbe: readiness, livenessProbe: liveness } = container;
+      expect(startup, 'startupProbe').toBeDefined();
+      for (const probe of [startup, readiness, liveness]) expect(probe?.exec?.command).toEqual(['sh', '-c', command]);
+      expect(timingsOf(startup)).toEqual({
+        initialDelaySeconds: 0,
+        periodSeconds: seconds(startInterval),
+        timeoutSeconds: seconds(timeout),
+        failureThreshold: Math.ceil(seconds(startPeriod) / seconds(startInterval)),
+      });
+      for (const probe of [readiness, liveness]) {
+        expect(timingsOf(probe)).toEqual({
+          initialDelaySeconds: 0,
+          periodSeconds: seconds(interval),
+          timeoutSeconds: seconds(timeout),
+          failureThreshold: retries,
         });
       }
     });
