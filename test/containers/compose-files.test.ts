@@ -1,9 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { services as manifest, stackNames, stacks, type StackMember, type StackName } from '@svc/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { compose, repoRoot } from './support/docker.js';
+import { parse } from 'yaml';
+import { composeOutput, repoRoot } from './support/docker.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
@@ -28,13 +29,41 @@ function expectedOf(stack: StackName): { volumes: string[]; services: Record<str
   return { volumes: composeOnly.length > 0 ? ['app-logs', 'postgres-data'] : ['app-logs'], services };
 }
 
-/** One service's block of the normalized `config` output (keys sorted, two-space indents). */
-function block(config: string, service: string): string {
-  const start = config.indexOf(`\n  ${service}:\n`, config.indexOf('\nservices:\n'));
-  if (start < 0) throw new Error(`no service ${service} in:\n${config}`);
-  const end = config.slice(start + 1).search(/\n(?: {2})?\S/);
-  return config.slice(start, start + end + 2); // through the newline that ends the block
+/** What `docker compose config --format json` renders of a file (Compose v2, normalised). */
+interface Rendered {
+  services: Record<string, RenderedService>;
+  volumes?: Record<string, unknown>;
+  networks?: Record<string, { driver?: string }>;
 }
+interface RenderedService {
+  image?: string;
+  environment?: Record<string, string | null>;
+  networks?: Record<string, unknown>;
+  restart?: string;
+  ports?: { target: number; published?: string; host_ip?: string }[];
+  healthcheck?: Record<string, unknown>;
+  volumes?: { type: string; source?: string; target: string; read_only?: boolean }[];
+  depends_on?: Record<string, { condition: string }>;
+}
+
+/** The health check of our images' probe (spec 8, group file), every second until the first pass. */
+const webHealthcheck = {
+  test: ['CMD', 'node', '/app/health-probe.mjs'],
+  interval: '30s',
+  timeout: '10s',
+  retries: 3,
+  start_period: '5s',
+  start_interval: '1s',
+};
+/** PostgreSQL's readiness check for the configured user and database (spec 8), every second while it initialises. */
+const databaseHealthcheck = {
+  test: ['CMD-SHELL', 'pg_isready -U "$$POSTGRES_USER" -d "$$POSTGRES_DB"'],
+  interval: '10s',
+  timeout: '5s',
+  retries: 5,
+  start_period: '1m0s',
+  start_interval: '1s',
+};
 
 describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose/%s.yml', (file) => {
   const expected = expectedOf(file);
@@ -48,60 +77,77 @@ describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose
   afterAll(async () => {
     await rm(dirname(emptyEnv), { recursive: true, force: true });
   });
-  const config = (...args: string[]): Promise<string> =>
-    compose(['--env-file', emptyEnv, '-f', join(repoRoot, 'deploy/compose', `${file}.yml`), 'config', ...args]);
+  const composeFile = join(repoRoot, 'deploy/compose', `${file}.yml`);
+  const config = async (): Promise<{ rendered: Rendered; warnings: string }> => {
+    const { stdout, stderr } = await composeOutput(['--env-file', emptyEnv, '-f', composeFile, 'config', '--format', 'json']);
+    return { rendered: JSON.parse(stdout) as Rendered, warnings: stderr };
+  };
 
-  it('validates with docker-compose config, as format version 3.8 with its named volumes', async () => {
-    const normalized = await config();
-    expect(normalized).toMatch(/\nversion: '3.8'\n/);
-    expect((await config('--services')).split('\n').sort()).toEqual(Object.keys(expected.services).sort());
-    expect((await config('--volumes')).split('\n').sort()).toEqual(expected.volumes);
-    expect(normalized).toContain('networks:\n  app-network:\n    driver: bridge\n');
-    if (expected.services.db !== undefined) expect(normalized).toContain('  db-network:\n    driver: bridge\n');
+  it('declares format version 3.8, and Compose v2 warns of nothing else', async () => {
+    const source = parse(await readFile(composeFile, 'utf8')) as { version?: unknown };
+    expect(source.version).toBe('3.8');
+    const { warnings } = await config();
+    // v2 ignores the version line and says so: the one warning the file may cause.
+    const lines = warnings.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/the attribute `version` is obsolete/);
+  });
+
+  it('validates with docker compose config, with its named volumes and bridge networks', async () => {
+    const { rendered } = await config();
+    expect(Object.keys(rendered.services).sort()).toEqual(Object.keys(expected.services).sort());
+    expect(Object.keys(rendered.volumes ?? {}).sort()).toEqual(expected.volumes);
+    expect(rendered.networks?.['app-network']?.driver).toBe('bridge');
+    if (expected.services.db !== undefined) expect(rendered.networks?.['db-network']?.driver).toBe('bridge');
   });
 
   it.each(Object.entries(expected.services))(
     '%s: spec ports, its networks, restart unless-stopped, health check',
     async (service, spec) => {
-      const text = block(await config(), service);
+      const rendered = (await config()).rendered.services[service];
+      if (rendered === undefined) throw new Error(`no service ${service}`);
       // The spec's app-network for all but PostgreSQL, which is on db-network with those that use it.
-      const networks = [...(/ {4}networks:\n((?: {6}\S+: null\n)+)/.exec(text)?.[1] ?? '').matchAll(/(\S+): null/g)].map((m) => m[1]);
-      const usesDb = /DATABASE_URL: /.test(text);
+      const networks = Object.keys(rendered.networks ?? {}).sort();
+      const usesDb = rendered.environment?.DATABASE_URL !== undefined;
       expect(networks).toEqual(service === 'db' ? ['db-network'] : usesDb ? ['app-network', 'db-network'] : ['app-network']);
-      expect(text).toContain('    restart: unless-stopped\n');
-      const published = [...text.matchAll(/- published: (\d+)\n {6}target: (\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+      expect(rendered.restart).toBe('unless-stopped');
+      const published = (rendered.ports ?? []).map((p) => [Number(p.published), p.target]);
       expect(published).toEqual(spec.ports.map((port) => [port, port]));
       if (spec.ours) {
-        expect(text).toMatch(
-          /healthcheck:\n {6}interval: 30s\n {6}retries: 3\n {6}start_period: 5s\n {6}test:\n {6}- CMD\n {6}- node\n {6}- \/app\/health-probe.mjs\n {6}timeout: 10s\n/,
-        );
-        expect(text).toContain('    - app-logs:/app/logs:rw\n');
+        expect(rendered.healthcheck).toEqual(webHealthcheck);
+        expect(rendered.volumes).toContainEqual(expect.objectContaining({ type: 'volume', source: 'app-logs', target: '/app/logs' }));
       }
       const member = members.find((m) => m.as === service);
       if (member === undefined) {
         // What compose adds: PostgreSQL.
-        expect(text).toContain('    image: postgres:15\n');
-        expect(text).toMatch(
-          /healthcheck:\n {6}interval: 10s\n {6}retries: 5\n {6}test:\n {6}- CMD-SHELL\n {6}- pg_isready -U "\$\$POSTGRES_USER" -d "\$\$POSTGRES_DB"\n {6}timeout: 5s\n/,
+        expect(rendered.image).toBe('postgres:15');
+        expect(rendered.healthcheck).toEqual(databaseHealthcheck);
+        expect(rendered.volumes).toContainEqual(
+          expect.objectContaining({ type: 'volume', source: 'postgres-data', target: '/var/lib/postgresql/data' }),
         );
-        expect(text).toContain('    - postgres-data:/var/lib/postgresql/data:rw\n');
       } else if (member.composeImage !== undefined) {
-        // nginx in place of the TypeScript proxy, with the repository's nginx.conf.
-        expect(text).toContain(`    image: ${member.composeImage}\n`);
-        expect(text).toContain(`    - ${join(repoRoot, 'deploy/nginx/nginx.conf')}:/etc/nginx/nginx.conf:ro\n`);
+        // nginx in place of the TypeScript proxy, with the repository's nginx.conf, read-only.
+        expect(rendered.image).toBe(member.composeImage);
+        expect(rendered.volumes).toContainEqual({
+          type: 'bind',
+          source: join(repoRoot, 'deploy/nginx/nginx.conf'),
+          target: '/etc/nginx/nginx.conf',
+          read_only: true,
+          bind: { create_host_path: true },
+        });
       }
     },
   );
 
   it('starts each member once the one before it is healthy (nginx: started), the first once PostgreSQL is', async () => {
-    const normalized = await config();
+    const { rendered } = await config();
     members.forEach((member, i) => {
       const before = i === 0 ? stacks[file].composeOnly : [members[i - 1]?.as];
       // nginx resolves its upstream when it starts: it needs the container, not a passed probe.
       const condition = member.composeImage === undefined ? 'service_healthy' : 'service_started';
-      const dependsOn = before.map((on) => `      ${on}:\n        condition: ${condition}\n`).join('');
-      if (before.length === 0) expect(block(normalized, member.as)).not.toContain('depends_on');
-      else expect(block(normalized, member.as)).toContain(`    depends_on:\n${dependsOn}`);
+      const dependsOn = rendered.services[member.as]?.depends_on;
+      if (before.length === 0) expect(dependsOn).toBeUndefined();
+      else expect(dependsOn).toEqual(Object.fromEntries(before.map((on) => [on, { condition, required: true }])));
     });
   });
 });

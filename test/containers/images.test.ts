@@ -16,7 +16,7 @@ interface ImageConfig {
   Entrypoint: string[] | null;
   WorkingDir: string;
   ExposedPorts?: Record<string, object> | null;
-  Healthcheck: { Test: string[]; Interval: number; Timeout: number; StartPeriod: number; Retries: number };
+  Healthcheck: { Test: string[]; Interval: number; Timeout: number; StartPeriod: number; StartInterval: number; Retries: number };
 }
 
 const second = 1e9; // inspect reports durations in nanoseconds
@@ -46,6 +46,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
       Interval: 30 * second,
       Timeout: 3 * second,
       StartPeriod: 5 * second,
+      StartInterval: 1 * second,
       Retries: 3,
     });
   });
@@ -116,7 +117,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
 
 describe.skipIf(stage.skipReason !== undefined)('the image build', () => {
   it("refuses an unknown SERVICE in one line that lists the manifest's names", async () => {
-    const { code, output } = await dockerResult(['build', '--pull=false', '--force-rm', '-q', '--build-arg', 'SERVICE=nope', repoRoot]);
+    const { code, output } = await dockerResult(['build', '--pull=false', '--force-rm', '--build-arg', 'SERVICE=nope', repoRoot]);
     expect(code).not.toBe(0);
     expect(output).toContain(`unknown SERVICE=nope; one of ${serviceNames.join(', ')}\n`);
   });

@@ -5,7 +5,7 @@ import { simpleContract } from '@svc/testing/contract/simple';
 import { docker, inspectJson, waitFor, waitForHttp } from './support/docker.js';
 import { expectHardenedNginx, expectHardenedService } from './support/hardening.js';
 import { imageOf } from './support/images.js';
-import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
+import { healthyWithinMs, leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
@@ -24,8 +24,9 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
     // With the provenance the stage built the image with (as the README's docker build takes it): the
     // tag moves to this build, and images.test.ts checks its OCI labels whichever file runs first.
     const provenance = Object.entries(stage.provenance ?? {}).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
-    const output = await stack.run(['build', ...provenance, 'web'], 600_000);
-    expect(output).toContain(`Successfully tagged ${imageOf('simple', stage.tag)}`);
+    const { stdout } = await stack.runOutput(['--progress', 'plain', 'build', ...provenance, 'web'], 600_000);
+    // BuildKit's plain progress names the tag it wrote.
+    expect(stdout).toContain(`naming to docker.io/library/${imageOf('simple', stage.tag)}`);
     const revision = await docker([
       'image',
       'inspect',
@@ -36,17 +37,19 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
     expect(revision).toBe(stage.provenance?.REVISION);
   });
 
-  it('up -d starts web, then the nginx proxy; ps lists both', async () => {
-    await stack.run(['up', '-d']);
+  it('up -d --wait starts web, then the nginx proxy, web healthy within its start period; ps lists both', async () => {
+    await stack.upAndWait();
     urls.web = await stack.url('web');
     urls.proxy = await stack.url('proxy');
     await waitForHttp(urls.web);
     await waitForHttp(urls.proxy);
-    const [web, proxy] = await Promise.all([stack.container('web'), stack.container('proxy')]);
-    expect((await startAndHealthy(proxy)).started).toBeGreaterThanOrEqual((await startAndHealthy(web)).started);
+    const [web, proxy] = await Promise.all([stack.container('web'), stack.container('proxy')].map(async (id) => startAndHealthy(await id)));
+    expect(proxy?.started).toBeGreaterThanOrEqual(web?.started ?? Infinity);
+    expect((web?.firstHealthy ?? Infinity) - (web?.started ?? 0)).toBeLessThan(healthyWithinMs);
+    // Compose v2 names a service's containers <project>-<service>-<n>.
     const ps = await stack.run(['ps']);
-    expect(ps).toMatch(new RegExp(`${stack.project}_web_1 .* Up`));
-    expect(ps).toMatch(new RegExp(`${stack.project}_proxy_1 .* Up`));
+    expect(ps).toMatch(new RegExp(`${stack.project}-web-1 .* Up .*\\(healthy\\)`));
+    expect(ps).toMatch(new RegExp(`${stack.project}-proxy-1 .* Up`));
   });
 
   describe('variant A on its published port', () => {

@@ -5,7 +5,7 @@ import { commonContract } from '@svc/testing/contract/common';
 import { frontendContract } from '@svc/testing/contract/frontend';
 import { docker, dockerResult, waitForHttp } from './support/docker.js';
 import { expectHardenedService, networksOf } from './support/hardening.js';
-import { leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
+import { healthyWithinMs, leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
@@ -20,17 +20,17 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/
     await stack.remove();
   });
 
-  it('up -d starts the backend once the database is healthy, the frontend once the backend is', async () => {
-    const started = performance.now();
-    await stack.run(['up', '-d']);
+  it('up -d --wait starts the backend once the database is healthy, the frontend once the backend is', async () => {
+    await stack.upAndWait();
     [urls.frontend, urls.backend] = await Promise.all([stack.url('frontend'), stack.url('backend')]);
     await waitForHttp(urls.frontend);
-    console.log(`two-tier stack: up -d and answering in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     const [db, backend, frontend] = await Promise.all(
       ['db', 'backend', 'frontend'].map(async (s) => startAndHealthy(await stack.container(s))),
     );
     expect(backend?.started).toBeGreaterThanOrEqual(db?.firstHealthy ?? Infinity);
     expect(frontend?.started).toBeGreaterThanOrEqual(backend?.firstHealthy ?? Infinity);
+    for (const service of [backend, frontend])
+      expect((service?.firstHealthy ?? Infinity) - (service?.started ?? 0)).toBeLessThan(healthyWithinMs);
   });
 
   describe('the backend on its published port', () => {

@@ -60,7 +60,7 @@ describe.skipIf(stage.skipReason !== undefined)('zero downtime: scaling and rest
     const envFile = join(dir, 'stack.env');
     await writeFile(envFile, [`TAG=${stage.tag}`, 'WEB_PORT=127.0.0.1:0', 'PROXY_PORT=127.0.0.1:0', ''].join('\n'));
     composeArgs = ['--env-file', envFile, '-p', project, ...files.flatMap((file) => ['-f', file])];
-    await stack(['up', '-d']);
+    await stack(['up', '-d', '--wait']);
     urls.nginx = `http://${await stack(['port', 'proxy', '80'])}`;
     urls['ts-proxy'] = `http://${await stack(['port', 'ts-proxy', '80'])}`;
     await Promise.all(proxies.map((proxy) => waitForHttp(urls[proxy], 60_000)));
@@ -135,7 +135,7 @@ describe.skipIf(stage.skipReason !== undefined)('zero downtime: scaling and rest
     const reports = await underProxies('restart of the only web', async () => {
       // Healthy as the image's probe says (GET /health 200), asked every 50 ms straight at the
       // container's address, read again while it does not answer (a restart may give it another):
-      // Docker runs its first probe only after the 30 s interval, and compose returns later.
+      // Docker's own probe runs only every second in the start period, too coarse for this measure.
       const id = (await webIds())[0] ?? '';
       const addressOf = async (): Promise<string> =>
         docker(['inspect', '--format', '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}', id]);

@@ -5,12 +5,12 @@ import { fileURLToPath } from 'node:url';
 export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
 /**
- * The docker.io client: /usr/local/bin/docker on these machines is a newer client without
- * buildx. DOCKER_BUILDKIT=0 makes any client use the legacy builder the stand-ins need.
+ * The docker.io client of the engine (Engine 26, with the Compose v2 and buildx plugins):
+ * /usr/local/bin/docker on these machines is a newer client without them. Builds use BuildKit,
+ * the engine's default builder, which finds the local base images without a registry.
  */
 const dockerBin = process.env.DOCKER_BIN ?? '/usr/bin/docker';
-const composeBin = process.env.DOCKER_COMPOSE_BIN ?? 'docker-compose';
-const baseEnv = { ...process.env, DOCKER_BUILDKIT: '0', COMPOSE_DOCKER_CLI_BUILD: '0' };
+const baseEnv = { ...process.env, DOCKER_BUILDKIT: '1' };
 
 export interface CliOptions {
   /** Extra environment for this one call (compose reads its variables from here). */
@@ -18,7 +18,8 @@ export interface CliOptions {
   timeoutMs?: number;
 }
 
-function runCli(file: string, args: string[], options: CliOptions = {}): Promise<string> {
+/** Runs a client (no shell): its trimmed stdout and stderr; rejects with the output tail on a non-zero exit. */
+function runCli(file: string, args: string[], options: CliOptions = {}): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(
       file,
@@ -28,15 +29,15 @@ function runCli(file: string, args: string[], options: CliOptions = {}): Promise
         if (error) {
           const tail = `${stdout}\n${stderr}`.trim().split('\n').slice(-30).join('\n');
           reject(new Error(`${file} ${args.join(' ')} failed (${error.code ?? error.signal}):\n${tail}`));
-        } else resolve(stdout.trim());
+        } else resolve({ stdout: stdout.trim(), stderr: stderr.trim() });
       },
     );
   });
 }
 
 /** Runs `docker <args>` (no shell) and returns its trimmed stdout; rejects with the output tail. */
-export function docker(args: string[], options?: CliOptions): Promise<string> {
-  return runCli(dockerBin, args, options);
+export async function docker(args: string[], options?: CliOptions): Promise<string> {
+  return (await runCli(dockerBin, args, options)).stdout;
 }
 
 /** Like docker(), but resolves the exit code and output instead of rejecting. */
@@ -49,8 +50,14 @@ export function dockerResult(args: string[]): Promise<{ code: number; output: st
   });
 }
 
-export function compose(args: string[], options?: CliOptions): Promise<string> {
-  return runCli(composeBin, args, options);
+/** `docker compose <args>` (Compose v2); resolves its trimmed stdout like docker(). */
+export async function compose(args: string[], options?: CliOptions): Promise<string> {
+  return (await composeOutput(args, options)).stdout;
+}
+
+/** `docker compose <args>` with its stderr too, where Compose writes its warnings. */
+export function composeOutput(args: string[], options?: CliOptions): Promise<{ stdout: string; stderr: string }> {
+  return runCli(dockerBin, ['compose', ...args], options);
 }
 
 /** docker inspect with a Go template whose result is JSON, e.g. `{{json .State}}`. */

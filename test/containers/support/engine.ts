@@ -6,6 +6,10 @@ import { compose, dockerResult, repoRoot } from './docker.js';
 /** The shared CI tools: docker-engine.sh and offline-images/build.sh (see the README, "containers"). */
 const toolsDir = resolve(process.env.SHARED_TOOLS_DIR ?? resolve(repoRoot, '../shared/tools'));
 const engineScript = resolve(toolsDir, 'docker-engine.sh');
+/** Starts Engine 26 with Compose v2 through engineScript (Debian 13's packages). */
+const startScript = resolve(repoRoot, 'test/containers/support/start-engine.sh');
+/** start_interval in the Dockerfile and compose files came with Engine 25. */
+const minimumEngine = 25;
 const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
 
 /** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
@@ -18,7 +22,7 @@ async function dockerSucceeds(args: string[]): Promise<boolean> {
 /** Runs a tool with its output on our terminal (they report progress and failures themselves). */
 function runTool(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DOCKER_BUILDKIT: '0', ...env } });
+    const child = spawn(file, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
     child.on('error', fail);
     child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`${file} ${args.join(' ')} exited with ${code}`))));
   });
@@ -30,7 +34,7 @@ export interface Engine {
 }
 
 /**
- * An engine that answers, with docker-compose and the base images present: the one already
+ * An engine (25 or later) that answers, with Compose v2 and the base images present: the one already
  * running, or one started with the shared tools. Throws with a message that says what is missing.
  */
 export async function prepareEngine(): Promise<Engine> {
@@ -40,14 +44,19 @@ export async function prepareEngine(): Promise<Engine> {
       throw new Error(`no Docker engine answers and ${engineScript} does not exist (set SHARED_TOOLS_DIR)`);
     }
     if (process.getuid?.() !== 0) throw new Error(`no Docker engine answers and starting one with ${engineScript} needs root`);
-    await runTool(engineScript, ['start']);
+    await runTool(startScript, [toolsDir]);
     startedHere = true;
   }
   const engine = { startedHere };
   try {
-    await compose(['version']).catch(() => {
-      throw new Error('docker-compose (Compose 1.29) is not installed');
+    const version = (await dockerResult(['version', '--format', '{{.Server.Version}}'])).output.trim();
+    if (!(Number.parseInt(version, 10) >= minimumEngine)) {
+      throw new Error(`the running engine is ${version}; the stage needs Engine ${minimumEngine}+ (stop it, then ${startScript})`);
+    }
+    const composeVersion = await compose(['version', '--short']).catch(() => {
+      throw new Error('the Compose v2 plugin (docker compose) is not installed');
     });
+    if (!composeVersion.startsWith('2.')) throw new Error(`docker compose is ${composeVersion}, not Compose v2`);
     const present = await Promise.all(baseImages.map((image) => dockerSucceeds(['image', 'inspect', image])));
     if (present.includes(false)) {
       if (!existsSync(baseImagesScript)) {

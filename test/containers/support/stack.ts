@@ -3,15 +3,22 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stacks, type StackName } from '@svc/manifest';
-import { compose, docker, inspectJson, repoRoot } from './docker.js';
+import { composeOutput, docker, inspectJson, repoRoot } from './docker.js';
 import { memberPort, type ContainerStage } from './images.js';
 
 export interface Stack {
   project: string;
   /** The database password of this run: a secret file (DB_PASSWORD_FILE), never a variable or in an image. */
   password: string;
-  /** `docker-compose --env-file <file> -p <project> -f deploy/compose/<stack>.yml <args>`. */
+  /** `docker compose --env-file <file> -p <project> -f deploy/compose/<stack>.yml <args>`: its stdout. */
   run: (args: string[], timeoutMs?: number) => Promise<string>;
+  /** The same, with stderr, where Compose v2 reports its progress (e.g. what a build named). */
+  runOutput: (args: string[], timeoutMs?: number) => Promise<{ stdout: string; stderr: string }>;
+  /**
+   * `up -d --wait`: returns once every service runs and is healthy (Compose v2), failing if one
+   * is not. Prints and returns how long it took, in seconds.
+   */
+  upAndWait: () => Promise<number>;
   /**
    * http://127.0.0.1:<port> of a service's published port (replica `index`, from 1); the port is
    * the member's manifest port unless given (as for what compose alone adds, e.g. PostgreSQL).
@@ -42,12 +49,21 @@ export async function openStack(stack: StackName, stage: ContainerStage): Promis
   const envFile = join(dir, 'stack.env');
   const ports = hostPortVariables(stack).map((variable) => `${variable}=127.0.0.1:0`);
   await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `DB_PASSWORD_FILE=${passwordFile}`, ...ports, ''].join('\n'));
-  const run = (args: string[], timeoutMs = 180_000): Promise<string> =>
-    compose(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `${stack}.yml`), ...args], { timeoutMs });
+  const runOutput = (args: string[], timeoutMs = 180_000): Promise<{ stdout: string; stderr: string }> =>
+    composeOutput(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `${stack}.yml`), ...args], { timeoutMs });
+  const run = async (args: string[], timeoutMs?: number): Promise<string> => (await runOutput(args, timeoutMs)).stdout;
   return {
     project,
     password,
     run,
+    runOutput,
+    upAndWait: async () => {
+      const started = performance.now();
+      await run(['up', '-d', '--wait']);
+      const seconds = (performance.now() - started) / 1000;
+      console.log(`${stack} stack: up -d --wait in ${seconds.toFixed(1)} s`);
+      return seconds;
+    },
     url: async (service, port = memberPort(stack, service), index = 1) => {
       const mapping = await run(['port', `--index=${index}`, service, String(port)]);
       if (!/^127\.0\.0\.1:\d+$/.test(mapping)) throw new Error(`${service}:${port} is published as "${mapping}", not on 127.0.0.1`);
@@ -76,6 +92,12 @@ interface Started {
   StartedAt: string;
   Health?: { Log: { End: string; ExitCode: number }[] };
 }
+
+/**
+ * The start interval's bound: with probes every second during the 5 s start period a service passes
+ * its first well inside it; without (Engine < 25, or start_interval lost) the first probe runs at 30 s.
+ */
+export const healthyWithinMs = 10_000;
 
 /** When the container started, and when its first passing health probe (still in the log) ended. */
 export async function startAndHealthy(container: string): Promise<{ started: number; firstHealthy: number | undefined }> {
