@@ -6,8 +6,8 @@
 # The services, their names and ports, are listed only in the manifest
 # (packages/manifest/src/index.ts): the build compiles it and looks SERVICE up there, so an
 # unknown name fails with one line listing the manifest's names, and this file names no service
-# but the default (test/consistency checks that). Works with the legacy builder
-# (DOCKER_BUILDKIT=0): no BuildKit-only syntax.
+# but the default (test/consistency checks that). BuildKit (the default builder of Engine 23+)
+# builds it offline from local base images; it keeps to syntax the legacy builder reads as well.
 #
 # No EXPOSE: its port would have to be written here or passed in as a build argument (a
 # Dockerfile cannot read it from a file), a second source beside the manifest. EXPOSE only
@@ -39,17 +39,22 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 COPY --from=manifests /src/ ./
 
-# ---- build: check SERVICE against the manifest, then compile the service ----
-FROM base AS build
+# ---- service: SERVICE checked against the manifest, before anything service-specific ----
+FROM base AS service
 # No build argument is declared above this install, so every service's build shares the layer.
 RUN npm ci --ignore-scripts
 COPY tsconfig.base.json ./
-COPY packages/ packages/
-COPY services/ services/
+COPY packages/manifest/ packages/manifest/
 COPY deploy/docker/pick-service.mjs deploy/docker/
 ARG SERVICE
 RUN npx tsc -b packages/manifest/tsconfig.json \
  && node deploy/docker/pick-service.mjs "${SERVICE}" > /service.json
+
+# ---- build: compile the service ----
+FROM service AS build
+COPY packages/ packages/
+COPY services/ services/
+ARG SERVICE
 # tsc -b compiles the service and exactly the workspaces it references; collect their JS.
 RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
  && for ws in packages/* services/*; do \
@@ -59,6 +64,9 @@ RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
 
 # ---- production: only this service's runtime dependencies (no sqlite or pg where unused) ----
 FROM base AS production
+# BuildKit runs independent stages at once: this copy makes the install wait for the check, so an
+# unknown SERVICE stops the build with the check's one line, not with npm's error about the workspace.
+COPY --from=service /service.json /service.json
 ARG SERVICE
 RUN npm ci --omit=dev "--workspace=services/${SERVICE}" \
  # better-sqlite3 ships a Node-API addon per platform; keep the one for this image (2.2 MB of 27 MB).
@@ -104,13 +112,16 @@ WORKDIR /app
 RUN mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 # Code stays owned by root: the service cannot modify itself.
 COPY --from=production /out/ /app/
-COPY --from=build /service.json /app/service.json
+COPY --from=service /service.json /app/service.json
 COPY deploy/docker/health-probe.mjs /app/health-probe.mjs
 COPY --from=production /sbom.cdx.json /app/sbom.cdx.json
 ARG SERVICE
 WORKDIR /app/services/${SERVICE}
 USER node
-HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --retries=3 \
+# The spec's check (interval 30 s, timeout 3 s, start period 5 s, 3 retries), probed every second
+# during the start period (Engine 25+): healthy about a second after start, not 30 s, so compose's
+# depends_on and --wait, Swarm's start-first updates and scale-ups go on without waiting an interval.
+HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --start-interval=1s --retries=3 \
   CMD ["node", "/app/health-probe.mjs"]
 # node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM
 # from docker stop reaches the service, which closes gracefully and exits 0.

@@ -25,12 +25,6 @@ const deployed = {
 } satisfies Partial<Record<StackName, { replicas: Record<string, number> }>>;
 type SwarmStack = keyof typeof deployed;
 
-/** Test-only compose files deployed on top of a stack's (see the fixture for why). */
-const overrides: Record<SwarmStack, string[]> = {
-  database: ['--compose-file', join(repoRoot, 'test/containers/fixtures/swarm-database.fast-health.yml')],
-  'two-tier': [],
-};
-
 describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on Docker Swarm (deploy/swarm/*.yml)', () => {
   const fileStarted = performance.now();
   const stackName = (stack: SwarmStack): string => `sw${stack.replace('-', '')}${stage.runId}`;
@@ -55,20 +49,17 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
     // Both stacks at once: most of the wait is the first health probe (30 s), the same for all.
     await Promise.all(
       (Object.keys(deployed) as SwarmStack[]).map((stack) =>
-        docker(
-          ['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm', `${stack}.yml`), ...overrides[stack], stackName(stack)],
-          {
-            // Port 0: two replicas on one node cannot share a host port, so each gets a free one.
-            env: {
-              TAG: stage.tag,
-              DB_PASSWORD_SECRET: secret,
-              POSTGRES_USER: 'tester',
-              WEB_PORT: '0',
-              FRONTEND_PORT: '0',
-              BACKEND_PORT: '0',
-            },
+        docker(['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm', `${stack}.yml`), stackName(stack)], {
+          // Port 0: two replicas on one node cannot share a host port, so each gets a free one.
+          env: {
+            TAG: stage.tag,
+            DB_PASSWORD_SECRET: secret,
+            POSTGRES_USER: 'tester',
+            WEB_PORT: '0',
+            FRONTEND_PORT: '0',
+            BACKEND_PORT: '0',
           },
-        ),
+        }),
       ),
     );
     for (const stack of Object.keys(deployed) as SwarmStack[]) {

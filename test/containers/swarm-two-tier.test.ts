@@ -57,15 +57,7 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm 
 
     const started = performance.now();
     await docker(
-      [
-        'stack',
-        'deploy',
-        '--compose-file',
-        join(repoRoot, 'deploy/swarm/two-tier.yml'),
-        '--compose-file',
-        join(repoRoot, 'test/containers/fixtures/swarm-two-tier.fast-health.yml'),
-        stack,
-      ],
+      ['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm/two-tier.yml'), stack],
       // Port 0: two replicas on one node cannot share a host port, so each gets a free one.
       { env: { TAG: stage.tag, DB_PASSWORD_SECRET: secret, FRONTEND_PORT: '0', BACKEND_PORT: '0' } },
     );

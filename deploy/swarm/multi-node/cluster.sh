@@ -34,9 +34,16 @@ NETWORK=$CLUSTER-net
 NODES=("$CLUSTER-manager" "$CLUSTER-worker1" "$CLUSTER-worker2")
 MANAGER=${NODES[0]}
 DB_NODE=${NODES[1]}
+# What a node's engine needs for itself and its containers: Docker's default set, which it hands on to
+# them, plus SYS_ADMIN (mounts, namespaces, cgroups), NET_ADMIN (bridges, VXLAN, iptables) and SYS_PTRACE
+# (entering a container whose process runs as another user: docker exec, health checks). Not
+# `--cap-add ALL --cap-drop SYS_RESOURCE`: since Engine 23, ALL means the capabilities the outer dockerd
+# itself has, and naming one it lacks fails even in --cap-drop ("capability not supported by your kernel or
+# not available in the current environment"), as on machines whose dockerd runs without SYS_RESOURCE;
+# without the drop, a node would get every other capability there is (SYS_MODULE, SYS_RAWIO, SYS_TIME…).
+NODE_CAPS=(CHOWN DAC_OVERRIDE FSETID FOWNER MKNOD NET_RAW SETGID SETUID SETFCAP SETPCAP NET_BIND_SERVICE SYS_CHROOT KILL
+  AUDIT_WRITE SYS_ADMIN NET_ADMIN SYS_PTRACE)
 read -r -a IMAGE_LIST <<<"${IMAGES:-sample-simple:$TAG sample-database:$TAG nginx:1.22 postgres:15}"
-# The legacy builder: the docker CLI on some machines has no buildx.
-export DOCKER_BUILDKIT=0
 
 say() { printf 'cluster.sh: %s\n' "$*"; }
 die() { printf 'cluster.sh: error: %s\n' "$*" >&2; exit 1; }
@@ -61,11 +68,12 @@ start_node() {
   local node=$1 host_dir=()
   # Only the manager's API is on a host folder: the host's client drives the swarm through it.
   [ "$node" = "$MANAGER" ] && host_dir=(-v "$STATE_DIR:/run/mn-host")
-  # An engine in a container without --privileged: every capability but SYS_RESOURCE, no syscall or
+  # An engine in a container without --privileged: the capabilities of NODE_CAPS, no syscall or
   # AppArmor filter, writable /proc/sys (systempaths) for the overlay's sysctls, /dev/net/tun, and the
   # host's cgroup tree, where the inner engine puts its containers under a parent of its own.
-  docker run -d --name "$node" --hostname "$node" --label "$LABEL" --network "$NETWORK" \
-    --cap-add ALL --cap-drop SYS_RESOURCE \
+  local caps=(--cap-drop ALL) cap
+  for cap in "${NODE_CAPS[@]}"; do caps+=(--cap-add "$cap"); done
+  docker run -d --name "$node" --hostname "$node" --label "$LABEL" --network "$NETWORK" "${caps[@]}" \
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
     --device /dev/net/tun -v /sys/fs/cgroup:/sys/fs/cgroup:rw -e "CGROUP_PARENT=$node" \
     --mount "type=volume,dst=/var/lib/docker,volume-label=$LABEL" "${host_dir[@]}" "$NODE_IMAGE" >/dev/null
