@@ -38,7 +38,8 @@ async function bodyOf(url: string): Promise<Buffer> {
 /**
  * B on one store: the service and the bare driver baseline on the same database, list before
  * create. The list must be at least `listTarget` times the baseline's throughput, on the same
- * bytes: the two bodies are compared once, byte for byte, before timing.
+ * bytes: the two bodies are compared once, byte for byte, before timing. `alsoCreating`: more
+ * bare servers measured on the create route only, in the same rounds.
  */
 async function runStore(
   scenario: string,
@@ -47,6 +48,7 @@ async function runStore(
   env: Record<string, string>,
   settings: RunSettings,
   listTarget: number,
+  alsoCreating: { label: string; env: Record<string, string> }[] = [],
 ) {
   const subject = await startMeasured(serviceServer(`database (${store})`, 'database', env, settings.cpus.server), settings.startups);
   const started = [subject];
@@ -57,9 +59,18 @@ async function runStore(
     const [own, bare] = await Promise.all([subject, baseline].map((server) => bodyOf(server.baseUrl + listRoute.path)));
     const sameBody = own !== undefined && bare !== undefined && own.equals(bare);
     if (!sameBody) process.stderr.write(`bench: ${scenario} list: the service's body differs from the baseline's\n`);
+    const creating: ServerProcess[] = [];
+    for (const extra of alsoCreating) {
+      const server = await startServer(nodeServer(extra.label, bareDatabase, { ...env, ...extra.env }, settings.cpus.server));
+      started.push(server);
+      creating.push(server);
+    }
     const rows: Row[] = [];
-    for (const route of [listRoute, createRoute, getRoute('/health')])
-      rows.push(...(await measureRoute(scenario, route, [subject, baseline], settings)));
+    for (const route of [listRoute, createRoute, getRoute('/health')]) {
+      // The baseline last: each row's ratio is to it.
+      const contenders = route === createRoute ? [subject, ...creating, baseline] : [subject, baseline];
+      rows.push(...(await measureRoute(scenario, route, contenders, settings)));
+    }
     const ratio = (route: Route): number => throughputRatio(rows, route.name, subject.label, baseline.label);
     const targets = [
       atLeast(`${scenario} list: same body as the bare driver's, byte for byte (1 = yes)`, sameBody ? 1 : 0, 1),
@@ -90,7 +101,11 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
     // which no longer compares the same work: PostgreSQL's list shares one query among the requests that
     // arrive while it runs (coalescing), SQLite answers each request with its own read. The two are still
     // printed side by side in the table.
-    const result = await runStore('B SQLite', 'SQLite', 'better-sqlite3', { DATA_DIR: dataDir }, settings, 1);
+    // Both sync each commit (synchronous=FULL); the bare driver without (NORMAL, the service's setting
+    // before it promised durability at the 201) shows what the syncs cost.
+    const result = await runStore('B SQLite', 'SQLite', 'better-sqlite3', { DATA_DIR: dataDir }, settings, 1, [
+      { label: 'bare node:http + better-sqlite3, synchronous=NORMAL', env: { SQLITE_SYNCHRONOUS: 'NORMAL' } },
+    ]);
     rows.push(...result.rows);
     targets.push(...result.targets);
   } finally {
