@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
 import { docker, probe, repoRoot, waitFor } from './support/docker.js';
 import { underLoad } from './support/load.js';
@@ -40,7 +40,12 @@ describe.skipIf(stage.skipReason !== undefined)('a swarm of three nodes (deploy/
       .split('\n')
       .filter(Boolean);
 
-  beforeAll(async () => {
+  /**
+   * The cluster with both stacks running. beforeAll only starts this and every test awaits it first:
+   * vitest reports the tests of a failed beforeAll as skipped, and a cluster that cannot be brought up
+   * (an error or a hang) must fail them.
+   */
+  const setUp = async (): Promise<void> => {
     cluster = await openCluster(stage);
     const started = performance.now();
     await cluster.up();
@@ -63,6 +68,15 @@ describe.skipIf(stage.skipReason !== undefined)('a swarm of three nodes (deploy/
     console.log(
       `multi-node: cluster up in ${seconds(upIn)} (node image, 3 engines, swarm, images loaded), both stacks running ${seconds(performance.now() - started - upIn)} later`,
     );
+  };
+  let ready: Promise<void>;
+
+  beforeAll(() => {
+    ready = setUp();
+  });
+
+  beforeEach(async () => {
+    await ready;
   }, 600_000);
 
   afterAll(async () => {

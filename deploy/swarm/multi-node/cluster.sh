@@ -19,9 +19,9 @@
 #             it, the offline stand-in of /work/shared/tools/offline-images; else debian:bookworm-slim)
 #
 # Needs root (or the docker group), and an engine that allows these containers: no --privileged, but
-# every capability except SYS_RESOURCE, no seccomp/AppArmor confinement and the host's cgroup tree,
-# which is what an engine needs to run containers itself. The kernel needs VXLAN (overlay networks);
-# without IPVS, services must use `endpoint_mode: dnsrr` and host-mode ports, as deploy/swarm/*.yml do.
+# 17 capabilities (NODE_CAPS), no seccomp/AppArmor confinement and the host's cgroup tree, which is
+# what an engine needs to run containers itself. The kernel needs VXLAN (overlay networks); without
+# IPVS, services must use `endpoint_mode: dnsrr` and host-mode ports, as deploy/swarm/*.yml do.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -57,7 +57,8 @@ build_node_image() {
     docker image inspect bookworm-minbase:latest >/dev/null 2>&1 && base=bookworm-minbase:latest
   fi
   say "building $NODE_IMAGE on $base"
-  # The host's network for apt (no registry, but the machine's Debian mirror).
+  # BuildKit (the engine's default builder) finds the base among the engine's images; the host's
+  # network for apt (no registry, but the machine's Debian mirror).
   if ! docker build --pull=false --network host --label "$LABEL" --build-arg "BASE=$base" -t "$NODE_IMAGE" "$HERE" >"$STATE_DIR/build.log" 2>&1; then
     tail -n 30 "$STATE_DIR/build.log" >&2
     die "building $NODE_IMAGE failed (log: $STATE_DIR/build.log)"
@@ -165,6 +166,8 @@ down() {
   mapfile -t volumes < <(docker volume ls -q --filter "label=$LABEL")
   [ ${#volumes[@]} -eq 0 ] || docker volume rm "${volumes[@]}" >/dev/null
   docker network rm "$NETWORK" >/dev/null 2>&1 || true
+  # Its layers stay in BuildKit's cache (which the engine's garbage collection bounds): the next up builds
+  # in a second, without the mirror.
   docker image rm "$NODE_IMAGE" >/dev/null 2>&1 || true
   # The inner engines' cgroups outside their node's own (e.g. cgroup v1's unified tree) outlive it;
   # empty by now, they are removed deepest first.
