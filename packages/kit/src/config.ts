@@ -77,6 +77,8 @@ export interface ServiceConfig {
   logLevel: string;
   /** `auto`: readable lines for a person at a terminal in development, JSON lines otherwise. */
   logFormat: LogFormat;
+  /** Most client connections served at once; more wait for a place (connection-admission.ts). */
+  maxConnections: number;
 }
 
 export type LogFormat = 'auto' | 'json' | 'pretty';
@@ -96,7 +98,7 @@ export interface ServiceIdentity {
   readonly startedMessage: string;
 }
 
-/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL). */
+/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS). */
 export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'port' | 'modeVariables'>): ServiceConfig {
   const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
   return {
@@ -107,5 +109,7 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'port
     logDir: raw(env, 'LOG_DIR'),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', logLevels),
     logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
+    // nginx's worker_connections of the spec: about 20 MB of heap with every one's request in flight.
+    maxConnections: readInt(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
   };
 }

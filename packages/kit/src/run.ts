@@ -1,3 +1,4 @@
+import { admitConnections } from './connection-admission.js';
 import { ConfigError, type Env, type ServiceConfig, type ServiceIdentity } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import type { App } from './server.js';
@@ -19,6 +20,33 @@ export interface ServiceDefinition<Config extends ServiceConfig> {
    * it without that cost.
    */
   build: (context: { config: Config; logger: Logger }) => BuiltService | Promise<BuiltService>;
+}
+
+/** Connections that may wait for a place, per place served: a waiting one costs about a kilobyte. */
+const WAITING_PER_SERVED = 16;
+
+/**
+ * MAX_CONNECTIONS served at once, 16 times as many waiting, any beyond closed unanswered (logged at
+ * most once a second, with how many); the waiting ones are closed as the app starts closing.
+ */
+function admitClients(app: App, maxConnections: number, logger: Logger): void {
+  let dropped = 0;
+  let loggedAt = 0;
+  const admission = admitConnections(app.server, {
+    serving: maxConnections,
+    waiting: maxConnections * WAITING_PER_SERVED,
+    onDrop: () => {
+      dropped += 1;
+      if (Date.now() - loggedAt < 1000) return;
+      loggedAt = Date.now();
+      logger.warn({ dropped }, `connections closed unanswered: ${maxConnections} served and as many waiting as allowed (MAX_CONNECTIONS)`);
+      dropped = 0;
+    },
+  });
+  app.addHook('preClose', (done) => {
+    admission.closeWaiting();
+    done();
+  });
 }
 
 /** How long in-flight requests may take to finish after SIGTERM before we give up. */
@@ -102,8 +130,10 @@ export async function runService<Config extends ServiceConfig>(
     throw error;
   }
 
+  admitClients(app, config.maxConnections, logger);
+
   try {
-    await app.listen({ port: config.port, host: config.host });
+    await app.listen({ port: config.port, host: config.host, backlog: 65535 });
   } catch (error) {
     const message = listenErrorMessage(error as NodeJS.ErrnoException, config);
     if (message !== undefined) fail(name, message);

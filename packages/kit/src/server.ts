@@ -30,8 +30,6 @@ export interface ServerOptions {
   logger: Logger | false;
   /** Largest request body accepted, in bytes; default 1 MiB. */
   bodyLimit?: number;
-  /** Most simultaneous client connections; extra ones are refused by the socket layer. */
-  maxConnections?: number;
   /** CORS for every origin; default true. A transparent proxy turns it off and leaves CORS to its upstream. */
   cors?: boolean;
   /** Title and description of the OpenAPI document. */
@@ -227,7 +225,6 @@ export function createServer(options: ServerOptions): App {
     answerBeforeRouting(app.server, () => closing || requestLogging, metrics?.requests.forRoute(route), handler);
   }
   app.server.headersTimeout = 10_000;
-  if (options.maxConnections !== undefined) app.server.maxConnections = options.maxConnections;
 
   // A second router that only knows which methods exist on which paths, so that a known
   // path with a wrong method answers 405 with Allow instead of 404.

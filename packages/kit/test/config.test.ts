@@ -11,12 +11,13 @@ describe('configuration from the environment', () => {
       logDir: undefined,
       logLevel: 'info',
       logFormat: 'auto',
+      maxConnections: 1024,
     });
   });
 
-  it('reads PORT, HOST, NODE_ENV, LOG_DIR and LOG_LEVEL', () => {
+  it('reads PORT, HOST, NODE_ENV, LOG_DIR, LOG_LEVEL and MAX_CONNECTIONS', () => {
     const config = readServiceConfig(
-      { PORT: '8080', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_DIR: '/app/logs', LOG_LEVEL: 'debug' },
+      { PORT: '8080', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_DIR: '/app/logs', LOG_LEVEL: 'debug', MAX_CONNECTIONS: '64' },
       { port: 3000, modeVariables: ['NODE_ENV'] },
     );
     expect(config).toEqual({
@@ -27,6 +28,7 @@ describe('configuration from the environment', () => {
       logDir: '/app/logs',
       logLevel: 'debug',
       logFormat: 'auto',
+      maxConnections: 64,
     });
   });
 

@@ -211,12 +211,6 @@ describe('createServer', () => {
     await closed;
     await Promise.all([once(quiet, 'close'), once(halfHead, 'close')]);
   });
-
-  it('caps simultaneous connections when asked', async () => {
-    app = createServer({ logger: false, maxConnections: 1024, api });
-    await app.ready();
-    expect(app.server.maxConnections).toBe(1024);
-  });
 });
 
 describe('createServer logging', () => {

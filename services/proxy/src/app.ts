@@ -13,7 +13,7 @@ export interface ProxyAppOptions {
   logger: Logger | false;
   /** Origin every request goes to, e.g. http://web:3000. */
   upstream: URL;
-  /** Most simultaneous client connections, like nginx's worker_connections. */
+  /** MAX_CONNECTIONS: the most client connections served at once (the kit's admission), so the most requests in flight to the upstream. */
   maxConnections: number;
   /** Longest wait to connect, for the response to begin, and between two body reads. */
   upstreamTimeoutMs: number;
@@ -58,6 +58,8 @@ const UPSTREAM_IDLE_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 2_000;
 /** nginx's default fail_timeout (with max_fails=1): an address that failed to connect rests this long. */
 const SKIP_FAILED_MS = 10_000;
+/** Upstream connections kept beyond MAX_CONNECTIONS for probes (a few orchestrators probing at once). */
+const PROBE_CONNECTIONS = 16;
 
 /**
  * The reverse proxy of spec 4.4: every method and path to one upstream, bodies streamed
@@ -72,7 +74,6 @@ export function createProxyApp(options: ProxyAppOptions): App {
   // The body limit is enforced here, on the stream: Fastify's applies only to bodies it parses.
   const app = createServer({
     logger: options.logger,
-    maxConnections: options.maxConnections,
     cors: false,
     // Transparent: /openapi.json, /docs and /metrics are its upstream's; its own document lists its own
     // errors. A proxy-owned /metrics on this port would hide web's from whoever scrapes through the
@@ -89,8 +90,10 @@ export function createProxyApp(options: ProxyAppOptions): App {
     upstream: options.upstream,
     // A pool per address: the Host header is the client's ($host), never the address.
     pool: {
-      // One request in flight per client connection at most, so this never queues.
-      connections: options.maxConnections,
+      // One request in flight per client connection at most, so this never queues; the probes the
+      // kit serves past the cap (GET /health and /ready, forwarded here) get places of their own,
+      // or a probe would wait behind a full pool of slow requests.
+      connections: options.maxConnections + PROBE_CONNECTIONS,
       connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.upstreamTimeoutMs) },
       headersTimeout: options.upstreamTimeoutMs,
       bodyTimeout: options.upstreamTimeoutMs,
@@ -102,9 +105,6 @@ export function createProxyApp(options: ProxyAppOptions): App {
     skipMs: options.skipFailedMs ?? SKIP_FAILED_MS,
     log: app.log,
   });
-  // Node closes a connection over the cap unanswered; say so, as nginx logs that its
-  // worker_connections are not enough.
-  app.server.on('drop', () => app.log.warn(`connection closed unanswered: ${options.maxConnections} already open (MAX_CONNECTIONS)`));
   // The first answer is in before the server listens (a failure is logged and resolving goes on).
   app.addHook('onReady', async () => upstream.start());
   // Runs after the server stopped taking requests; close() lets in-flight ones finish.

@@ -5,7 +5,6 @@ export interface ProxyConfig extends ServiceConfig {
   upstream: URL;
   /** Where GET /metrics is served, apart from the forwarded port; undefined: not served. */
   metricsPort: number | undefined;
-  maxConnections: number;
   upstreamTimeoutMs: number;
   upstreamResolveMs: number;
 }
@@ -26,8 +25,7 @@ function readMetricsPort(env: Env, port: number): number | undefined {
 }
 
 /**
- * UPSTREAM_URL (default http://web:3000, the spec's `web` on port 3000), MAX_CONNECTIONS
- * (default 1024, nginx's worker_connections), UPSTREAM_TIMEOUT_MS (default 60000, nginx's
+ * UPSTREAM_URL (default http://web:3000, the spec's `web` on port 3000), UPSTREAM_TIMEOUT_MS (default 60000, nginx's
  * proxy_read_timeout; the connect takes at most 2 s of it) and UPSTREAM_RESOLVE_MS (default 1000,
  * from 100 to 3600000: how often the upstream's host name is resolved again, as nginx's
  * `resolver ... valid=`, so that `--scale web=3` replicas get traffic and a recreated `web` is
@@ -47,7 +45,6 @@ export function readConfig(env: Env): ProxyConfig {
   return {
     ...common,
     upstream,
-    maxConnections: readInt(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
     upstreamTimeoutMs: readInt(env, 'UPSTREAM_TIMEOUT_MS', 60_000, 1, 3_600_000),
     upstreamResolveMs: readInt(env, 'UPSTREAM_RESOLVE_MS', 1000, 100, 3_600_000),
     metricsPort: readMetricsPort(env, common.port),

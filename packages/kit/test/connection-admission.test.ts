@@ -1,0 +1,142 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { admitConnections, type Admission } from '../src/connection-admission.js';
+
+let server: Server;
+let admission: Admission;
+let dropped = 0;
+const clients: Socket[] = [];
+
+/** A plain Node HTTP server answering `path` in JSON, capped at `serving` with `waiting` places. */
+async function start(serving: number, waiting: number): Promise<number> {
+  server = createServer((request, response) => {
+    response.setHeader('content-type', 'application/json');
+    response.end(JSON.stringify({ path: request.url }));
+  });
+  dropped = 0;
+  admission = admitConnections(server, { serving, waiting, onDrop: () => (dropped += 1) });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return (server.address() as { port: number }).port;
+}
+
+/** A raw client: connected, its text so far, and a way to send a GET. */
+async function client(port: number): Promise<{ socket: Socket; text: () => string; get: (path: string) => void }> {
+  const socket = connect(port, '127.0.0.1');
+  clients.push(socket);
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  return { socket, text: () => text, get: (path) => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`) };
+}
+
+afterEach(async () => {
+  for (const socket of clients.splice(0)) socket.destroy();
+  admission.closeWaiting();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+describe('admitConnections', () => {
+  it('serves up to the cap; a connection beyond it waits, its request answered once a served one closes', async () => {
+    const port = await start(1, 4);
+    const first = await client(port);
+    first.get('/first');
+    await expect.poll(first.text).toContain('{"path":"/first"}');
+    const second = await client(port);
+    second.get('/second');
+    await expect.poll(() => admission.counts()).toEqual({ serving: 1, waiting: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(second.text()).toBe('');
+    first.socket.destroy();
+    await expect.poll(second.text).toContain('{"path":"/second"}');
+    expect(admission.counts()).toEqual({ serving: 1, waiting: 0 });
+  });
+
+  it('serves a waiting probe (GET /health, GET /ready?x) at once, past the cap', async () => {
+    const port = await start(1, 4);
+    const busy = await client(port);
+    busy.get('/busy');
+    await expect.poll(busy.text).toContain('/busy');
+    for (const path of ['/health', '/ready?full=1']) {
+      const probe = await client(port);
+      probe.get(path);
+      await expect.poll(probe.text).toContain(`{"path":"${path}"}`);
+    }
+    const other = await client(port);
+    other.get('/healthy');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(other.text()).toBe('');
+  });
+
+  it('closes a connection unanswered once every waiting place is taken, and says so', async () => {
+    const port = await start(1, 1);
+    await client(port);
+    await client(port);
+    await expect.poll(() => admission.counts()).toEqual({ serving: 1, waiting: 1 });
+    const third = await client(port);
+    await once(third.socket, 'close');
+    expect(dropped).toBe(1);
+  });
+
+  it('forgets a waiting client that goes away, and closes the waiting ones when asked', async () => {
+    const port = await start(1, 4);
+    await client(port);
+    const gone = await client(port);
+    const kept = await client(port);
+    await expect.poll(() => admission.counts().waiting).toBe(2);
+    gone.socket.destroy();
+    await expect.poll(() => admission.counts().waiting).toBe(1);
+    admission.closeWaiting();
+    await once(kept.socket, 'close');
+    expect(admission.counts().waiting).toBe(0);
+  });
+});
+
+describe('admitConnections, waits and turns', () => {
+  it('answers a connection that waited too long 503 JSON with Retry-After, and lets the client close first', async () => {
+    server = createServer((_request, response) => response.end('{}'));
+    admission = admitConnections(server, { serving: 1, waiting: 4, maxWaitMs: 100 });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as { port: number }).port;
+    await client(port);
+    const late = await client(port);
+    late.get('/late');
+    await expect.poll(late.text).toContain('\r\n\r\n{"error":"Too many connections: try again shortly"}');
+    expect(late.text()).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    expect(late.text()).toMatch(/\r\nRetry-After: 1\r\n/);
+    expect(late.text()).toMatch(/\r\nConnection: close\r\n/);
+    expect(admission.counts()).toEqual({ serving: 1, waiting: 0 });
+    // The answer asked the client to close: the server's side ends with it.
+    late.socket.end();
+    await once(late.socket, 'close');
+  });
+
+  it('while others wait, ends a connection served longer than turnAfterMs after its answer', async () => {
+    server = createServer((request, response) => response.end(JSON.stringify({ path: request.url })));
+    admission = admitConnections(server, { serving: 1, waiting: 4, turnAfterMs: 100 });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as { port: number }).port;
+    const first = await client(port);
+    first.get('/one');
+    await expect.poll(first.text).toContain('/one');
+    expect(first.text()).toMatch(/\r\nConnection: keep-alive\r\n/i);
+    const second = await client(port);
+    second.get('/second');
+    await expect.poll(() => admission.counts().waiting).toBe(1);
+    // Served for less than turnAfterMs: kept alive even though one waits.
+    first.get('/two');
+    await expect.poll(first.text).toContain('/two');
+    expect(first.text().split('\r\nConnection: keep-alive\r\n')).toHaveLength(3);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    first.get('/three');
+    await expect.poll(first.text).toContain('/three');
+    expect(first.text()).toMatch(/\r\nConnection: close\r\n/i);
+    await expect.poll(second.text).toContain('/second');
+  });
+});
