@@ -92,6 +92,51 @@ RUN mkdir /out \
     done \
  && find /out/node_modules -xtype l -delete
 
+# ---- development: the service from its sources, recompiled and restarted on every change ----
+# Only a target: `docker compose -f deploy/compose/<stack>.yml -f deploy/compose/dev.yml watch`
+# builds it (docs/development.md). BuildKit builds just the stages the requested one needs, so the
+# image (the last stage) never builds this one, and this one builds nothing of production's. The
+# legacy builder (DOCKER_BUILDKIT=0) runs every stage before its target: its plain `docker build`
+# compiles once more here, for the same image. Offline like the rest: the service stage's install
+# already holds the dev dependencies (tsc among them), so this stage installs nothing.
+FROM service AS development
+# Compose watch copies each changed source in, and tsc writes its output beside it: the workspaces
+# belong to the user the service runs as (the manifest package too, which the service stage
+# compiled as root). The image keeps its code root's; this one is rewritten while it runs.
+COPY --chown=node:node packages/ packages/
+COPY --chown=node:node services/ services/
+RUN chown -R node:node packages/manifest
+# What the compose files expect of the image: the health probe and its service.json, and the log
+# and data folders owned by the runtime user (fresh named volumes take that owner), as in the image.
+COPY deploy/docker/health-probe.mjs /app/health-probe.mjs
+RUN cp /service.json /app/service.json \
+ && mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
+# No NODE_OPTIONS: the image's young-generation cap would slow the compiler that runs here too.
+ENV LOG_DIR=/app/logs \
+    DATA_DIR=/app/data \
+    PATH=/src/node_modules/.bin:$PATH
+USER node
+ARG SERVICE
+# --noCheck: emit only. Type-checking the service with its workspaces (Fastify's and TypeBox's types)
+# takes tsc 5-15 s and up to 1 GB per change, and its watch ran out of memory within the stacks'
+# 512 MB; emitting alone takes it a second or two and about 250 MB. The types are checked where the
+# code is written (the editor, npm run build, lint) and by the image build, not in this loop.
+# Compiled once here, so that a container serves at once.
+RUN tsc -b --noCheck "services/${SERVICE}/tsconfig.json"
+WORKDIR /src/services/${SERVICE}
+# tsc -b --watch recompiles what a synced source touches: the service and the workspaces it
+# references, into the same dist folders the image runs. --force: compose copies a source in with
+# its time cut to the second, so an edit saved within a second of the last compile looks older than
+# that compile's output, and tsc -b, which decides by time, would skip it; so the project a change
+# touches is always compiled (and, once, every project when the container starts). node --watch
+# restarts the service when compiled output changes: watching the dist folders, not only the
+# imported modules (node's default), so that files read at start-up, such as the users page's
+# browser scripts, count as well. exec: node takes the shell's place, so a stop's SIGTERM reaches
+# it (no entrypoint script in between); on each restart it stops the service with SIGTERM too,
+# which the service drains as in production.
+ENTRYPOINT []
+CMD ["sh", "-c", "tsc -b -w --force --noCheck --preserveWatchOutput & exec node --watch-path=dist $(printf -- '--watch-path=%s ' /src/packages/*/dist) dist/main.js"]
+
 # ---- runtime: the slim image, no compilers, no npm in the command ----
 FROM node:24-bookworm-slim
 # LOG_DIR: every service appends its JSON log there; DATA_DIR: the SQLite file of the services
