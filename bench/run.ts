@@ -2,7 +2,7 @@
  * The benchmark suite (`npm run bench -- [options]`): each service as a production process
  * beside a baseline measured in the same run, on a pinned core. See bench/README.md's
  * performance section. Options:
- *   --only a,proxy,b,c,size   scenarios to run (default all)
+ *   --only a,proxy,b,c,size,flood   scenarios to run (default all)
  *   --quick                   a smoke run: one 1 s round per server and route, no warm-up (default: five of 3 s)
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
  *   --sizes 10000,100000,1000000   users in the table for the size scenario (default these)
@@ -17,6 +17,7 @@ import { describeMachine, formatSizeTable, formatTable, formatTargets } from './
 import type { TestPostgres } from '@svc/testing/postgres';
 import { benchPostgres } from './postgres.js';
 import { runDatabase } from './scenarios/database.js';
+import { formatFloodTable, runFlood, type FloodRow } from './scenarios/flood.js';
 import { runProxy } from './scenarios/proxy.js';
 import { runSimple } from './scenarios/simple.js';
 import { defaultSizes, runSize, type SizeRow } from './scenarios/size.js';
@@ -24,7 +25,10 @@ import { runTwoTier } from './scenarios/two-tier.js';
 import { repoRoot } from './server-process.js';
 import type { ScenarioResult, TargetCheck } from './targets.js';
 
-type Scenario = (settings: RunSettings, postgres: () => Promise<TestPostgres | undefined>) => Promise<ScenarioResult>;
+type Scenario = (
+  settings: RunSettings,
+  postgres: () => Promise<TestPostgres | undefined>,
+) => Promise<ScenarioResult & { floodRows?: FloodRow[] }>;
 
 const scenarios: Record<string, Scenario> = {
   a: runSimple,
@@ -32,6 +36,7 @@ const scenarios: Record<string, Scenario> = {
   b: runDatabase,
   c: runTwoTier,
   size: runSize,
+  flood: runFlood,
 };
 
 const { values } = parseArgs({
@@ -84,6 +89,7 @@ const usePostgres = (): Promise<TestPostgres | undefined> => (postgres ??= bench
 
 const rows: Row[] = [];
 const sizeRows: SizeRow[] = [];
+const floodRows: FloodRow[] = [];
 const targets: TargetCheck[] = [];
 // A scenario that fails (a service that does not start) is reported; the others still run.
 const failures: { scenario: string; error: string }[] = [];
@@ -94,6 +100,7 @@ try {
       const result = await (scenarios[id] as Scenario)(settings, usePostgres);
       rows.push(...result.rows);
       sizeRows.push(...(result.sizeRows ?? []));
+      floodRows.push(...(result.floodRows ?? []));
       targets.push(...result.targets);
     } catch (error) {
       failures.push({ scenario: id, error: error instanceof Error ? error.message : String(error) });
@@ -112,6 +119,7 @@ const report = {
   settings,
   rows,
   sizeRows,
+  floodRows,
   targets,
   failures,
 };
@@ -122,7 +130,11 @@ const full = values.only === undefined && !values.quick && failures.length === 0
 const file = join(resultsDir, full ? 'latest.json' : `${report.date.replace(/[:.]/g, '-')}.local.json`);
 writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 
-const tables = [...(rows.length > 0 ? [formatTable(rows)] : []), ...(sizeRows.length > 0 ? [formatSizeTable(sizeRows)] : [])];
+const tables = [
+  ...(rows.length > 0 ? [formatTable(rows)] : []),
+  ...(sizeRows.length > 0 ? [formatSizeTable(sizeRows)] : []),
+  ...(floodRows.length > 0 ? [formatFloodTable(floodRows)] : []),
+];
 process.stdout.write(`\n${tables.join('\n\n')}\n\nTargets:\n${formatTargets(targets)}\n\n`);
 process.stdout.write(
   `Machine: ${Object.entries(machine)

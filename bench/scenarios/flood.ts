@@ -1,0 +1,235 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { TestPostgres } from '@svc/testing/postgres';
+import { defaultLoadGenerator } from '../load-generator.js';
+import type { RunSettings } from '../measure.js';
+import { nodeServer, repoRoot, serviceServer, startServer, type ServerProcess, type ServerSpec } from '../server-process.js';
+import { atMost, type ScenarioResult, type TargetCheck } from '../targets.js';
+import { bareDatabase, listRoute, seedUsers } from './database.js';
+import { bareRelay } from './proxy.js';
+
+const run = promisify(execFile);
+
+/** Connections of the flood: almost 16 per place of the 1,024 the kit serves at once (MAX_CONNECTIONS). */
+const floodConnections = 16_000;
+const calmConnections = 50;
+const calmSeconds = 5;
+/** Past the 10 s a connection waits for a place before its 503, so that the places turn over during the run. */
+const floodSeconds = 20;
+/** Docker's health check gives a probe 3 s (the image's HEALTHCHECK); probed four times a second here. */
+const probeTimeoutMs = 3_000;
+const probeEveryMs = 250;
+/** The containers' 512 MB, of which the container stage allows a flood 80% (test/containers/flood.test.ts). */
+const rssBoundMb = 0.8 * 512;
+
+/** One load of one server: 2xx answers per second and what else came. */
+export interface FloodPhase {
+  okPerSecond: number;
+  non2xx: number;
+  socketErrors: number;
+  timeouts: number;
+  p99Ms: number;
+}
+
+/** One server's line of the flood table. */
+export interface FloodRow {
+  server: string;
+  /** Runs the kit's connection admission (a service), or has no cap (a bare baseline). */
+  capped: boolean;
+  calm: FloodPhase;
+  flood: FloodPhase;
+  /** 2xx req/s at 16,000 connections over 2xx req/s at 50. */
+  ratio: number;
+  probes: number;
+  failedProbes: number;
+  worstProbeMs: number;
+  peakRssMb: number;
+}
+
+/**
+ * Runs the server with its open-files limit raised to the hard limit, so that it can hold the flood's
+ * connections (a login shell's soft default is 1024). `exec`, so the pid stays the server's own.
+ */
+function withOpenFiles(spec: ServerSpec): ServerSpec {
+  return { ...spec, command: 'sh', args: ['-c', 'ulimit -n "$(ulimit -Hn)" && exec "$@"', 'sh', spec.command, ...spec.args] };
+}
+
+/** wrk, whatever --loadgen says: it holds 16,000 connections on one thread, which autocannon could not. */
+function requireWrkAndOpenFiles(): void {
+  if (defaultLoadGenerator() !== 'wrk') throw new Error('the flood scenario needs wrk (apt-get install wrk)');
+  const hard = Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim());
+  if (hard < floodConnections + 1_000) {
+    throw new Error(`the open-files hard limit is ${hard}: ${floodConnections} connections need more (raise it, e.g. prlimit --nofile)`);
+  }
+}
+
+/** wrk with the suite's report script and a timeout above the 10 s wait, its open-files limit raised like the servers'. */
+async function load(url: string, connections: number, seconds: number, cpus: string | undefined): Promise<FloodPhase> {
+  const wrk = ['wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '15s', '-s', join(repoRoot, 'bench/wrk-report.lua'), url];
+  const command = cpus === undefined ? wrk : ['taskset', '-c', cpus, ...wrk];
+  const { stdout } = await run('sh', ['-c', 'ulimit -n "$(ulimit -Hn)" && exec "$@"', 'sh', ...command, '--', 'GET', '0'], {
+    maxBuffer: 1024 * 1024,
+  });
+  const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
+  if (line === undefined) throw new Error(`wrk printed no summary:\n${stdout}`);
+  const r = JSON.parse(line) as Record<'requests' | 'durationUs' | 'non2xx' | 'socketErrors' | 'timeouts' | 'p99Us', number>;
+  return {
+    okPerSecond: (r.requests - r.non2xx) / (r.durationUs / 1e6),
+    non2xx: r.non2xx,
+    socketErrors: r.socketErrors,
+    timeouts: r.timeouts,
+    p99Ms: r.p99Us / 1000,
+  };
+}
+
+/** GET /health on a new connection, as an orchestrator probes: milliseconds to a 200, or undefined (no 200 within 3 s). */
+function probeOnce(baseUrl: string): Promise<number | undefined> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const req = request(`${baseUrl}/health`, { agent: false, timeout: probeTimeoutMs }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - started : undefined));
+      res.on('error', () => resolve(undefined));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(undefined));
+    req.end();
+  });
+}
+
+/** Probes every 250 ms until stopped, each on its own, so that a slow probe does not delay the next. */
+function startProbing(baseUrl: string): () => Promise<(number | undefined)[]> {
+  const pending: Promise<number | undefined>[] = [];
+  pending.push(probeOnce(baseUrl));
+  const timer = setInterval(() => pending.push(probeOnce(baseUrl)), probeEveryMs);
+  return async () => {
+    clearInterval(timer);
+    return Promise.all(pending);
+  };
+}
+
+/** 50 connections after a warm-up, then the flood with the probes going; the server's peak RSS. */
+async function measureFlood(server: ServerProcess, capped: boolean, path: string, settings: RunSettings): Promise<FloodRow> {
+  const url = server.baseUrl + path;
+  if (settings.warmupSeconds > 0) await load(url, calmConnections, settings.warmupSeconds, settings.cpus.other);
+  const calm = await load(url, calmConnections, calmSeconds, settings.cpus.other);
+  const stopProbing = startProbing(server.baseUrl);
+  const flood = await load(url, floodConnections, floodSeconds, settings.cpus.other).catch(async (error: unknown) => {
+    await stopProbing();
+    throw error;
+  });
+  const probes = await stopProbing();
+  const answered = probes.filter((ms): ms is number => ms !== undefined);
+  return {
+    server: server.label,
+    capped,
+    calm,
+    flood,
+    ratio: flood.okPerSecond / calm.okPerSecond,
+    probes: probes.length,
+    failedProbes: probes.length - answered.length,
+    // A probe with no 200 counts as the whole timeout.
+    worstProbeMs: answered.length < probes.length ? probeTimeoutMs : Math.max(0, ...answered),
+    peakRssMb: server.peakRssBytes() / 2 ** 20,
+  };
+}
+
+/** Starts the server, measures it, and stops it before the next one (a flood leaves thousands of sockets behind). */
+async function floodOne(
+  spec: ServerSpec,
+  capped: boolean,
+  path: string,
+  settings: RunSettings,
+  prepare?: (server: ServerProcess) => Promise<void>,
+) {
+  const server = await startServer(withOpenFiles(spec));
+  try {
+    await prepare?.(server);
+    return await measureFlood(server, capped, path, settings);
+  } finally {
+    await server.stop();
+  }
+}
+
+/**
+ * What the admission promises a capped service under the flood: every probe answered in time, and memory
+ * a container holds. The throughput ratio is in the table, not a target: it depends on how the load
+ * generator reconnects after its 503s as much as on the server.
+ */
+function floodTargets(row: FloodRow): TargetCheck[] {
+  const name = `Flood ${row.server}`;
+  return [
+    atMost(`${name}: worst /health probe at ${floodConnections} connections (ms)`, row.worstProbeMs, probeTimeoutMs),
+    atMost(`${name}: /health probes without a 200 within 3 s`, row.failedProbes, 0),
+    atMost(`${name}: peak RSS (MB)`, row.peakRssMb, rssBoundMb),
+  ];
+}
+
+/**
+ * Flood (issue 21, item 5): 50 connections, then 16,000, at B on SQLite and on PostgreSQL and at the
+ * TypeScript proxy in front of A, each on the server core as the other scenarios run them, with the
+ * kit's connection admission (MAX_CONNECTIONS 1024); beside each, a bare node:http doing the same
+ * work with no cap (the bare driver, the bare undici relay). Figures: 2xx req/s at both loads and
+ * their ratio, the worst /health probe during the flood, peak RSS. Its own durations (5 s, then 20 s
+ * after the suite's warm-up) and connection counts: --duration, --rounds and --connections do not apply.
+ */
+export async function runFlood(
+  settings: RunSettings,
+  postgres: () => Promise<TestPostgres | undefined>,
+): Promise<ScenarioResult & { floodRows: FloodRow[] }> {
+  requireWrkAndOpenFiles();
+  const rows: FloodRow[] = [];
+  const cpu = settings.cpus.server;
+  // The service creates the table and holds the 100 users of the list; the bare driver then reads the same store.
+  const store = async (label: string, driver: string, env: Record<string, string>): Promise<void> => {
+    const seed = (server: ServerProcess): Promise<void> => seedUsers(server, 100);
+    rows.push(await floodOne(serviceServer(`database (${label})`, 'database', env, cpu), true, listRoute.path, settings, seed));
+    rows.push(await floodOne(nodeServer(`bare node:http + ${driver}`, bareDatabase, env, cpu), false, listRoute.path, settings));
+  };
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-flood-sqlite-'));
+  try {
+    await store('SQLite', 'better-sqlite3', { DATA_DIR: dataDir });
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  const server = await postgres();
+  if (server !== undefined) await store('PostgreSQL', 'pg', { DATABASE_URL: await server.createDatabase() });
+
+  // A on the other cores, as the proxy scenario's upstream runs.
+  const upstream = await startServer(withOpenFiles(serviceServer('simple (upstream)', 'simple', {}, settings.cpus.other)));
+  try {
+    const env = { UPSTREAM_URL: upstream.baseUrl };
+    rows.push(await floodOne(serviceServer('proxy -> simple', 'proxy', env, cpu), true, '/api/users', settings));
+    rows.push(
+      await floodOne(
+        nodeServer('bare node:http + undici -> simple', bareRelay, { BACKEND_URL: upstream.baseUrl }, cpu),
+        false,
+        '/api/users',
+        settings,
+      ),
+    );
+  } finally {
+    await upstream.stop();
+  }
+  return { rows: [], targets: rows.filter((row) => row.capped).flatMap(floodTargets), floodRows: rows };
+}
+
+const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+
+/** The flood table as Markdown, like the suite's others. */
+export function formatFloodTable(rows: FloodRow[]): string {
+  const lines = [
+    `| Server | cap | 2xx req/s at ${calmConnections} | 2xx req/s at ${floodConnections} | ratio | p99 ms at ${calmConnections} | p99 ms at ${floodConnections} | non-2xx | socket errors | timeouts | /health probes failed | worst probe ms | peak RSS MB |`,
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.server} | ${r.capped ? 'MAX_CONNECTIONS 1024' : 'none'} | ${Math.round(r.calm.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(r.calm.p99Ms, 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
+    );
+  }
+  return lines.join('\n');
+}

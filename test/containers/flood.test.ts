@@ -1,0 +1,490 @@
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { compose, docker, dockerResult, repoRoot } from './support/docker.js';
+import { openStack, type Stack } from './support/stack.js';
+
+const stage = inject('containerStage');
+
+/**
+ * wrk and nsenter run the load inside each container's network namespace, which takes root. Outside
+ * CI a machine without them skips this file with the reason; under CI=true nothing skips: the file
+ * fails on what is missing (.ci/run installs wrk).
+ */
+function missingTools(): string | undefined {
+  const absent = ['wrk', 'nsenter'].filter((tool) => {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (absent.length > 0) return `${absent.join(' and ')} not installed`;
+  if (process.getuid?.() !== 0) return 'nsenter into a container network namespace needs root';
+  return undefined;
+}
+const toolsMissing = missingTools();
+const skipReason =
+  stage.skipReason ?? (process.env.CI === 'true' || toolsMissing === undefined ? undefined : `flood tests skipped: ${toolsMissing}`);
+if (skipReason !== undefined) console.warn(skipReason);
+
+const fixtures = join(repoRoot, 'test/containers/fixtures');
+/** The compose limit of every service container (x-hardened), and the share of it a flood may reach. */
+const memoryLimit = 512 * 2 ** 20;
+const memoryBound = 0.8 * memoryLimit;
+/** Docker's health check times out at 3 s (the image's HEALTHCHECK): every probe must answer within it. */
+const probeLimitMs = 3_000;
+/** The flood: 16,000 connections, almost 16 per place of the 1,024 the kit serves at once (MAX_CONNECTIONS). */
+const flood = 16_000;
+/** Above the 10 s a connection waits for a place before its 503, so a wait counts as an answer, not a timeout. */
+const wrkTimeout = '15s';
+
+interface WrkReport {
+  requests: number;
+  durationUs: number;
+  statuses: Record<string, number>;
+  busyWithoutRetryAfter: number;
+  firstOkAfterS: number;
+  connectErrors: number;
+  readErrors: number;
+  writeErrors: number;
+  timeouts: number;
+  p50Us: number;
+  p99Us: number;
+  maxUs: number;
+}
+
+/** A service under test: its container, the init process's pid (for nsenter and the cgroup) and its port. */
+interface Target {
+  container: string;
+  pid: number;
+  port: number;
+}
+
+async function targetOf(container: string, port: number): Promise<Target> {
+  return { container, pid: Number(await docker(['inspect', '--format', '{{.State.Pid}}', container])), port };
+}
+
+/** Runs `command` in the target's network namespace with the open-files limit raised to the hard limit. */
+function inNamespace(target: Target, command: string[]): [string, string[]] {
+  return ['nsenter', ['-t', String(target.pid), '-n', 'sh', '-c', 'ulimit -n "$(ulimit -Hn)" && exec "$@"', 'sh', ...command]];
+}
+
+/** The hard open-files limit every client here may raise its soft one to (CI's soft default is 1024). */
+function requireOpenFiles(connections: number): void {
+  const hard = Number(execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim());
+  if (hard < connections + 100) {
+    throw new Error(`the open-files hard limit is ${hard}: ${connections} client connections need more (raise it, e.g. prlimit --nofile)`);
+  }
+}
+
+/** wrk on the target's loopback: `mix` sent in turn (flood.lua), its summary line parsed. */
+function runWrk(target: Target, connections: number, seconds: number, mix: string[], tag: string): Promise<WrkReport> {
+  requireOpenFiles(connections);
+  const url = `http://127.0.0.1:${target.port}`;
+  const args = [
+    'wrk',
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    wrkTimeout,
+    '-s',
+    join(fixtures, 'flood.lua'),
+    url,
+    '--',
+    tag,
+    ...mix,
+  ];
+  return new Promise((resolve, reject) => {
+    execFile(...inNamespace(target, args), { timeout: (seconds + 60) * 1000, maxBuffer: 1024 * 1024 }, (error, stdout, stderr) => {
+      const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
+      if (error !== null || line === undefined) reject(new Error(`wrk failed (${error?.message ?? 'no summary'}):\n${stdout}\n${stderr}`));
+      else resolve(JSON.parse(line) as WrkReport);
+    });
+  });
+}
+
+/** A child whose stdout is JSON lines; stop() ends it with SIGTERM (it prints its last line then). */
+interface LineChild {
+  lines: unknown[];
+  /** Resolves at the first line for which `test` is true. */
+  waitFor: (test: (line: unknown) => boolean, timeoutMs: number) => Promise<void>;
+  stop: () => Promise<unknown[]>;
+}
+
+function startLineChild(target: Target, command: string[]): LineChild {
+  const [file, args] = inNamespace(target, command);
+  const child: ChildProcess = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines: unknown[] = [];
+  const waiters: (() => void)[] = [];
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    lines.push(JSON.parse(line));
+    for (const waiter of waiters) waiter();
+  });
+  // 'close', not 'exit': by then the last line it wrote has been read.
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  return {
+    lines,
+    waitFor: (test, timeoutMs) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${command.join(' ')}: no such line within ${timeoutMs} ms`)), timeoutMs);
+        const check = (): void => {
+          if (!lines.some(test)) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        waiters.push(check);
+        check();
+        void exited.then(() => reject(new Error(`${command.join(' ')} exited (${child.exitCode}) before the line`)));
+      }),
+    stop: async () => {
+      // nsenter execs sh, which execs the command: the pid is the client's own.
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      return lines;
+    },
+  };
+}
+
+interface ProbeResult {
+  ms: number;
+  ok: boolean;
+  /** What a failed probe said instead (its output, or the answer's body). */
+  detail?: string;
+}
+
+interface Probed {
+  health: ProbeResult[];
+  ready: ProbeResult[];
+}
+
+/**
+ * The probes of an orchestrator, every second until stopped: Docker's own (`docker exec <container>
+ * node /app/health-probe.mjs`, exit 0 on 200), timed from the call to the exit, and GET /ready on
+ * the loopback by ready-probe.mjs in the container's network namespace.
+ */
+function startProbes(target: Target): { stop: () => Promise<Probed> } {
+  const health: ProbeResult[] = [];
+  let running = true;
+  const healthLoop = (async () => {
+    while (running) {
+      const started = performance.now();
+      const { code, output } = await dockerResult(['exec', target.container, 'node', '/app/health-probe.mjs']);
+      const ms = performance.now() - started;
+      health.push(code === 0 ? { ms, ok: true } : { ms, ok: false, detail: `exit ${code}: ${output.trim()}` });
+      // Docker starts the next probe an interval after the last one began, never two at once.
+      if (running && ms < 1_000) await new Promise((resolve) => setTimeout(resolve, 1_000 - ms));
+    }
+  })();
+  const ready = startLineChild(target, ['node', join(fixtures, 'ready-probe.mjs'), String(target.port), '/ready']);
+  return {
+    stop: async () => {
+      running = false;
+      await healthLoop;
+      const lines = (await ready.stop()) as { ms: number; status: number; detail?: string }[];
+      return {
+        health,
+        ready: lines.map(({ ms, status, detail }) => ({ ms, ok: status === 200, ...(detail === undefined ? {} : { detail }) })),
+      };
+    },
+  };
+}
+
+/** Runs `body` with the probes going, and stops them whether it succeeds or fails. */
+async function whileProbed<T>(target: Target, body: () => Promise<T>): Promise<{ result: T; probed: Probed }> {
+  const probes = startProbes(target);
+  const settled = await body().then(
+    (value) => ({ done: true as const, value }),
+    (error: unknown) => ({ done: false as const, error }),
+  );
+  const probed = await probes.stop();
+  if (!settled.done) throw settled.error;
+  return { result: settled.value, probed };
+}
+
+/** The memory cgroup of the target's processes, as the host mounts it: v1 (memory controller) or v2. */
+function memoryCgroup(target: Target): { dir: string; v2: boolean } {
+  const lines = readFileSync(`/proc/${target.pid}/cgroup`, 'utf8').split('\n');
+  const v1 = lines.find((l) => l.split(':')[1]?.split(',').includes('memory'));
+  if (v1 !== undefined) return { dir: `/sys/fs/cgroup/memory${v1.split(':')[2] ?? ''}`, v2: false };
+  const unified = lines.find((l) => l.startsWith('0::'));
+  if (unified === undefined) throw new Error(`no memory cgroup for pid ${target.pid}: ${lines.join('; ')}`);
+  return { dir: `/sys/fs/cgroup${unified.slice(3)}`, v2: true };
+}
+
+/**
+ * Sets the cgroup's peak back to its usage now (v1: writing 0 to memory.max_usage_in_bytes does),
+ * so that the peak read after a phase is the phase's own. cgroup v2's memory.peak resets only per
+ * open file (Linux 6.12+): there the peak read later is the container's since it started, a bound
+ * no lower than the phase's.
+ */
+function resetMemoryPeak(target: Target): void {
+  const { dir, v2 } = memoryCgroup(target);
+  if (!v2) writeFileSync(join(dir, 'memory.max_usage_in_bytes'), '0');
+}
+
+/** Peak memory of the container's cgroup and its count of OOM kills (a kill of node under `init` leaves .State.OOMKilled false). */
+function memoryState(target: Target): { peak: number; oomKills: number } {
+  const { dir, v2 } = memoryCgroup(target);
+  const peak = Number(readFileSync(join(dir, v2 ? 'memory.peak' : 'memory.max_usage_in_bytes'), 'utf8').trim());
+  const events = readFileSync(join(dir, v2 ? 'memory.events' : 'memory.oom_control'), 'utf8');
+  return { peak, oomKills: Number(/^oom_kill (\d+)$/m.exec(events)?.[1] ?? 0) };
+}
+
+interface ContainerState {
+  oomKilled: boolean;
+  restarts: number;
+  running: boolean;
+  /** Undefined once the container restarted: its new cgroup counts from the restart. */
+  memory: { peak: number; oomKills: number } | undefined;
+}
+
+async function containerState(target: Target): Promise<ContainerState> {
+  const format = '{{.State.OOMKilled}} {{.RestartCount}} {{.State.Running}} {{.State.Pid}}';
+  const [oomKilled, restarts, running, pid] = (await docker(['inspect', '--format', format, target.container])).trim().split(' ');
+  return {
+    oomKilled: oomKilled === 'true',
+    restarts: Number(restarts),
+    running: running === 'true',
+    memory: Number(pid) === target.pid ? memoryState(target) : undefined,
+  };
+}
+
+const mib = (bytes: number | undefined): string => (bytes === undefined ? 'unknown (restarted)' : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
+const servedOf = (report: WrkReport): number =>
+  Object.entries(report.statuses).reduce((sum, [status, count]) => sum + (status === '503' ? 0 : count), 0);
+/** Answers other than 503 per second: the 503s cost one write each and would flatter a flood's figure. */
+const servedPerSecond = (report: WrkReport): number => servedOf(report) / (report.durationUs / 1e6);
+const statusList = (report: WrkReport): string =>
+  Object.entries(report.statuses)
+    .map(([status, count]) => `${status}: ${count}`)
+    .join(', ');
+const worst = (probes: ProbeResult[]): number => Math.max(0, ...probes.map((p) => p.ms));
+/** The probes' worst latencies, their failures (the first one's words), and the memory peak. */
+function probeFigures(probed: Probed, state: ContainerState): string {
+  const failed = [...probed.health, ...probed.ready].filter((p) => !p.ok);
+  return (
+    `worst probe /health ${worst(probed.health).toFixed(0)} ms (docker exec), /ready ${worst(probed.ready)} ms` +
+    (failed.length > 0 ? ` (${failed.length} failed, first: ${failed[0]?.detail ?? ''})` : '') +
+    `; peak memory ${mib(state.memory?.peak)}`
+  );
+}
+
+/** What every phase must show: no kill or restart, memory inside the bound, allowed statuses only, busy answers with Retry-After, probes in time. */
+function expectWithstood(label: string, state: ContainerState, reports: WrkReport[], probes: Probed): void {
+  const { memory, ...process } = state;
+  expect({ ...process, oomKills: memory?.oomKills }, `${label}: container state`).toEqual({
+    oomKilled: false,
+    restarts: 0,
+    running: true,
+    oomKills: 0,
+  });
+  expect(memory?.peak, `${label}: peak memory, bound ${mib(memoryBound)}`).toBeLessThan(memoryBound);
+  for (const report of reports) {
+    expect(
+      Object.keys(report.statuses).filter((status) => !['200', '201', '409', '503'].includes(status)),
+      `${label}: statuses`,
+    ).toEqual([]);
+    expect(report.busyWithoutRetryAfter, `${label}: 503s without Retry-After`).toBe(0);
+  }
+  for (const [name, list] of [['/health', probes.health] as const, ['/ready', probes.ready] as const]) {
+    expect(list.length, `${label}: ${name} probes made`).toBeGreaterThan(0);
+    expect(
+      list.filter((p) => !p.ok || p.ms >= probeLimitMs),
+      `${label}: ${name} probes failed or slower than ${probeLimitMs} ms`,
+    ).toEqual([]);
+  }
+}
+
+/**
+ * The simple stack with the TypeScript proxy beside nginx (simple.ts-proxy.yml), the proxy held to the
+ * stacks' limits (flood.ts-proxy-limits.yml); every port on a free loopback port. Like openStack, the
+ * handle comes before `up`, so that a failed start is still taken down.
+ */
+function simpleWithProxy(dir: string): {
+  up: () => Promise<void>;
+  container: (service: string) => Promise<string>;
+  remove: () => Promise<void>;
+} {
+  const envFile = join(dir, 'simple.env');
+  const files = [
+    'deploy/compose/simple.yml',
+    'test/containers/fixtures/simple.ts-proxy.yml',
+    'test/containers/fixtures/flood.ts-proxy-limits.yml',
+  ];
+  const args = ['--env-file', envFile, '-p', `flood-simple-${stage.runId}`, ...files.flatMap((file) => ['-f', join(repoRoot, file)])];
+  const run = (more: string[]): Promise<string> => compose([...args, ...more], { timeoutMs: 180_000 });
+  return {
+    up: async () => {
+      await writeFile(envFile, [`TAG=${stage.tag}`, 'WEB_PORT=127.0.0.1:0', 'PROXY_PORT=127.0.0.1:0', ''].join('\n'));
+      await run(['up', '-d', '--wait']);
+    },
+    container: async (service) => (await run(['ps', '-q', service])).split('\n')[0] ?? '',
+    remove: async () => {
+      await run(['down', '-v', '--remove-orphans']).catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Runs `up`, and once more when Docker failed to publish a port: it picks each loopback port given as
+ * 127.0.0.1:0 from the ephemeral range without checking that no client socket holds it, and then fails
+ * the start with "address already in use" (seen here while other loads ran); a second start picks another.
+ */
+async function upAgainOnPortClash(up: () => Promise<unknown>): Promise<void> {
+  try {
+    await up();
+  } catch (error) {
+    if (!String(error).includes('address already in use')) throw error;
+    console.warn(`a published port clashed with a port in use; starting again: ${String(error).split('\n').at(-1) ?? ''}`);
+    await up();
+  }
+}
+
+const fileStarted = performance.now();
+
+/**
+ * Each service in its stack's container (512 MB, 1 CPU) as compose runs it, loaded by wrk inside the
+ * container's network namespace, on its loopback: 50 connections for 8 s, then 16,000 for 20 s. The
+ * kit serves 1,024 at once and keeps the rest waiting (packages/kit/src/connection-admission.ts): every
+ * answer must be a success or its 503 with Retry-After, the orchestrator's probes must pass throughout,
+ * and the container must stay inside its memory. Throughput is printed, never asserted (a benchmark's
+ * business: npm run bench -- --only flood).
+ */
+describe.skipIf(skipReason !== undefined)('flood: 16,000 connections at each service in its container', () => {
+  let dir = '';
+  let simple: ReturnType<typeof simpleWithProxy> | undefined;
+  let database: Stack | undefined;
+  let twoTier: Stack | undefined;
+  const psql = (sql: string): Promise<string> =>
+    (database as Stack).run(['exec', '-T', 'db', 'psql', '-U', 'tester', '-d', 'flaskapp', '-tAc', sql], 120_000);
+
+  beforeAll(async () => {
+    if (toolsMissing !== undefined) throw new Error(`the flood tests cannot run: ${toolsMissing} (under CI=true this fails the stage)`);
+    dir = await mkdtemp(join(tmpdir(), `flood-${stage.runId}-`));
+    simple = simpleWithProxy(dir);
+    database = await openStack('database', stage);
+    twoTier = await openStack('two-tier', stage);
+    // The three stacks start together: each waits mostly on its own health checks.
+    await Promise.all([simple.up, database.upAndWait, twoTier.upAndWait].map(upAgainOnPortClash));
+    await psql(
+      `INSERT INTO users (name, email) SELECT 'Flood seed ' || i, 'flood-seed-' || i || '@example.com' FROM generate_series(1, 3000) i`,
+    );
+  });
+
+  afterAll(async () => {
+    await Promise.all([simple?.remove(), database?.remove(), twoTier?.remove()]);
+    if (dir !== '') await rm(dir, { recursive: true, force: true });
+    console.log(`flood.test.ts: ${((performance.now() - fileStarted) / 1000).toFixed(1)} s in all`);
+  });
+
+  const usersGet = 'GET /api/users';
+  const cases: { label: string; target: () => Promise<Target>; mix: string[] }[] = [
+    { label: 'A (simple web)', target: async () => targetOf(await (simple?.container('web') ?? ''), 3000), mix: ['GET /', usersGet] },
+    {
+      label: 'TypeScript proxy (in front of A)',
+      target: async () => targetOf(await (simple?.container('ts-proxy') ?? ''), 80),
+      mix: ['GET /', usersGet],
+    },
+    {
+      label: 'B (database web, PostgreSQL)',
+      target: async () => targetOf(await (database?.container('web') ?? ''), 5000),
+      // Nine lists of 100 to one create, each create a new email.
+      mix: [...Array<string>(9).fill('GET /api/users?limit=100'), 'POST /api/users'],
+    },
+    { label: 'C frontend', target: async () => targetOf(await (twoTier?.container('frontend') ?? ''), 3000), mix: [usersGet] },
+    { label: 'C backend', target: async () => targetOf(await (twoTier?.container('backend') ?? ''), 5000), mix: [usersGet] },
+  ];
+
+  it.each(cases)(
+    '$label: every answer a success or a 503 with Retry-After, probes within 3 s, memory inside 80% of 512 MB',
+    async ({ label, target: find, mix }) => {
+      const target = await find();
+      resetMemoryPeak(target);
+      const { result, probed } = await whileProbed(target, async () => {
+        const calm = await runWrk(target, 50, 8, mix, `${stage.runId}-calm`);
+        return { calm, flooded: await runWrk(target, flood, 20, mix, `${stage.runId}-flood`) };
+      });
+      const { calm, flooded } = result;
+      const state = await containerState(target);
+      const [calmRate, floodRate] = [servedPerSecond(calm), servedPerSecond(flooded)];
+      console.log(
+        `flood ${label}: ${calmRate.toFixed(0)} req/s at 50 connections, ${floodRate.toFixed(0)} at ${flood} ` +
+          `(ratio ${(floodRate / calmRate).toFixed(2)}); p99 ${(calm.p99Us / 1000).toFixed(0)} ms / ${(flooded.p99Us / 1000).toFixed(0)} ms; ` +
+          `statuses at ${flood}: ${statusList(flooded)} (timeouts ${flooded.timeouts}, socket errors ${flooded.connectErrors + flooded.readErrors + flooded.writeErrors}); ` +
+          probeFigures(probed, state),
+      );
+      expectWithstood(label, state, [calm, flooded], probed);
+    },
+    120_000,
+  );
+
+  const slowClients = (target: Target, args: string[]): LineChild =>
+    startLineChild(target, ['node', join(fixtures, 'slow-clients.mjs'), ...args]);
+  const allConnected = (line: unknown): boolean => typeof (line as { connected?: unknown }).connected === 'number';
+  const listOf100 = ['GET /api/users?limit=100'];
+
+  // Node answers 408 to a request head still unfinished after headersTimeout (10 s, the kit's), but looks
+  // only every connectionsCheckingInterval (Node's default, 30 s, which the kit leaves): until then the slow
+  // clients hold all 1,024 places and the normal ones wait their 10 s and get 503s. The run lasts 45 s to
+  // cover both (10 + 30 s) and prints when the normal clients were first served.
+  it('B: 2,000 clients sending their request heads a byte a second: normal clients still served, memory bounded', async () => {
+    const target = await targetOf(await (database?.container('web') ?? ''), 5000);
+    const heads = 2_000;
+    requireOpenFiles(heads);
+    resetMemoryPeak(target);
+    const slow = slowClients(target, ['heads', '5000', String(heads), '/api/users?limit=100']);
+    const { result: normal, probed } = await whileProbed(target, async () => {
+      await slow.waitFor(allConnected, 30_000);
+      return runWrk(target, 50, 45, listOf100, `${stage.runId}-heads`);
+    }).finally(() => slow.stop());
+    const state = await containerState(target);
+    const summary = slow.lines.at(-1) as { opened: number; answers: Record<string, number>; unanswered: number };
+    console.log(
+      `slow heads B: ${heads} clients a byte a second (${summary.opened} connections, answered ${JSON.stringify(summary.answers)}, ` +
+        `${summary.unanswered} closed unanswered); 50 normal connections: first answer other than 503 after ${normal.firstOkAfterS} s, ` +
+        `${servedPerSecond(normal).toFixed(0)} req/s over 45 s, statuses ${statusList(normal)}; ${probeFigures(probed, state)}`,
+    );
+    expectWithstood('B under slow request heads', state, [normal], probed);
+    expect(servedOf(normal), 'requests of the 50 normal connections answered other than 503').toBeGreaterThan(0);
+  }, 120_000);
+
+  // Expected to fail (it.fails) until variant B bounds what slow readers cost: its streamed list holds
+  // about 2 MB per reader that does not keep up (the 5,000-user COPY batch being written and the next one
+  // read ahead, packages/users), and the kit lets 1,024 connections be served at once. Measured: 200 readers
+  // take the container to 450-500 MB of its 512 MB within 20 s, node was OOM-killed and restarted in some
+  // runs, and 500 readers always kill it. Once this passes, vitest fails it: make it a plain `it`.
+  it.fails(
+    'B: 200 clients reading a list of 200,000 users at 64 KB/s each: normal clients still served, memory bounded',
+    async () => {
+      await psql(
+        `INSERT INTO users (name, email) SELECT 'Slow reader ' || i, 'slow-' || i || '@example.com' FROM generate_series(1, 200000) i`,
+      );
+      const target = await targetOf(await (database?.container('web') ?? ''), 5000);
+      const readers = 200;
+      resetMemoryPeak(target);
+      const slow = slowClients(target, ['readers', '5000', String(readers), '/api/users', String(64 * 1024)]);
+      const { result: normal, probed } = await whileProbed(target, async () => {
+        await slow.waitFor(allConnected, 30_000);
+        return runWrk(target, 50, 20, listOf100, `${stage.runId}-readers`);
+      }).finally(() => slow.stop());
+      const state = await containerState(target);
+      const summary = slow.lines.at(-1) as { opened: number; bytesRead: number };
+      console.log(
+        `slow readers B: ${readers} clients reading the whole list at 64 KB/s (${(summary.bytesRead / 1e6).toFixed(0)} MB read, ` +
+          `${summary.opened - readers} connections closed by the service and opened again); 50 normal connections: ` +
+          `${servedPerSecond(normal).toFixed(0)} req/s, p99 ${(normal.p99Us / 1000).toFixed(0)} ms, statuses ${statusList(normal)}; ` +
+          `${probeFigures(probed, state)}; container ${JSON.stringify({ ...state, memory: undefined })}`,
+      );
+      expectWithstood('B under slow readers', state, [normal], probed);
+      expect(servedOf(normal), 'requests of the 50 normal connections answered other than 503').toBeGreaterThan(0);
+    },
+    120_000,
+  );
+});
