@@ -357,7 +357,6 @@ describe.skipIf(skipReason !== undefined)('flood: 16,000 connections at each ser
     database = await openStack('database', stage);
     twoTier = await openStack('two-tier', stage);
     // The three stacks start together: each waits mostly on its own health checks.
-    // No port clash to retry: CI reserves the ports Docker publishes from (.ci/run).
     await Promise.all([simple.up(), database.upAndWait(), twoTier.upAndWait()]);
     await psql(
       `INSERT INTO users (name, email) SELECT 'Flood seed ' || i, 'flood-seed-' || i || '@example.com' FROM generate_series(1, 3000) i`,
