@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
 /**
- * The docker.io client of the engine (Engine 26, with the Compose v2 and buildx plugins):
- * /usr/local/bin/docker on these machines is a newer client without them. Builds use BuildKit,
- * the engine's default builder, which finds the local base images without a registry.
+ * The client installed with the engine (docker.io's, Engine 26; DOCKER_BIN names another), which
+ * finds the Compose v2 and buildx plugins. Builds use BuildKit, the engine's default builder,
+ * which finds the local base images without a registry.
  */
 const dockerBin = process.env.DOCKER_BIN ?? '/usr/bin/docker';
 const baseEnv = { ...process.env, DOCKER_BUILDKIT: '1' };
