@@ -133,6 +133,8 @@ export async function runService<Config extends ServiceConfig>(
   admitClients(app, config.maxConnections, logger);
 
   try {
+    // The longest accept queue the kernel allows (it caps this at somaxconn, 4096 here): with Node's
+    // 511, a flood's connection burst overflowed it and clients waited out SYN retransmits of 1 s and more.
     await app.listen({ port: config.port, host: config.host, backlog: 65535 });
   } catch (error) {
     const message = listenErrorMessage(error as NodeJS.ErrnoException, config);
