@@ -4,7 +4,7 @@ export { createPostgresStore } from './postgres-store.js';
 export { createSqliteStore } from './sqlite-store.js';
 export { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
 export { ListQuery, NewUserBody, User, UserList } from './schemas.js';
-export { STREAM_BATCH } from './list-stream.js';
+export { MAX_STREAM_BATCH, MIN_STREAM_BATCH, STREAM_BATCH, streamList } from './list-stream.js';
 export { parseListQuery, type ListRequest } from './list-query.js';
 export { startUserStore } from './start-store.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user.js';

@@ -2,38 +2,90 @@ import { Readable } from 'node:stream';
 import type { UserBatch, UserPage, UserStore } from './user.js';
 
 /**
- * Users in the first page of a streamed list, and per query after it on a store without batch()
- * (SQLite): about 110 kB of JSON, so the process holds a few hundred kB of a list of any length
- * (this batch, the next one being read, the socket's buffer). Larger
- * batches page faster on PostgreSQL (300,000 users: 1.0-1.9 s in batches of 5,000, 2.7-3.5 s in
- * batches of 1,000), but peak RSS rose (a million users with a 64 MB heap: 129 to 144 MB), probably
- * because a text over V8's 128 kB regular-object size goes to the large-object space (not verified);
- * PostgreSQL's batch() reads larger batches as bytes instead (copy-batch.ts).
+ * Users in the first page of a streamed list, and the most per query after it on a store without
+ * batch() (SQLite): about 110 kB of JSON. Larger pages page faster on PostgreSQL (300,000 users:
+ * 1.0-1.9 s in batches of 5,000, 2.7-3.5 s in batches of 1,000), but peak RSS rose (a million users
+ * with a 64 MB heap: 129 to 144 MB), probably because a text over V8's 128 kB regular-object size
+ * goes to the large-object space (not verified); PostgreSQL's batch() reads larger batches as bytes
+ * instead (copy-batch.ts).
  */
 export const STREAM_BATCH = 1000;
 
 /**
+ * The most users per batch from a store's batch() (PostgreSQL's COPY, about 550 kB): a million
+ * users take 200 round trips instead of 1,000. A million users on a loaded machine, three readings
+ * each: batches of 2,000 3.8-4.7 s and peak RSS 110 MB, 5,000 2.5-5.7 s and 109 MB, 10,000
+ * 3.4-9.3 s and 111-121 MB, 20,000 4.1-5.5 s and 134 MB, 50,000 12-14 s and 163 MB.
+ */
+export const MAX_STREAM_BATCH = 5000;
+
+/**
+ * The fewest users per batch: about 11 kB of JSON. A client that reads slower than the database
+ * answers holds its last batches (in the socket's buffer, read ahead) until it has read them: 200
+ * clients reading a long list at 64 KB/s in batches of the largest took variant B's container
+ * (512 MB) near its limit, and sometimes over it.
+ */
+export const MIN_STREAM_BATCH = 100;
+
+/** How long a batch should last the client that reads it: its size is what the client read in that time. */
+const BATCH_READ_MS = 100;
+
+/** The least a client's pace is measured over: more than a socket's buffers (16 kB in Node, more in the kernel) take at once. */
+const PACE_BYTES = 64 * 1024;
+
+/** About what a user takes in the list's JSON (typically 110 bytes; copy-batch.ts sizes its buffer so too). */
+const BYTES_PER_USER = 128;
+
+/**
  * The rest of a list whose first page is already read, as JSON text: `[`, the first page, the
  * batches after it, `]`. Each batch is one short query (after the last id of the one before;
- * store.batch when the store has it, otherwise a page of STREAM_BATCH), so each is bounded by
- * the store's query timeout (the idle time between batches), and no transaction stays open
- * however slowly the client reads. The next batch is read while this one is being written; the
- * stream waits for the client before asking for the one after (backpressure). When a batch
- * fails the stream fails before `]`, and the response is cut, never a shorter valid array, and
- * onCut is told why. A client that goes away stops the reading.
+ * store.batch when the store has it, otherwise store.page), so each is bounded by the store's
+ * query timeout (the idle time between batches), and no transaction stays open however slowly
+ * the client reads. The next batch is read while this one is being written, and the stream
+ * buffers nothing more: it asks for the batch after only when the one before has gone into the
+ * socket (backpressure).
+ *
+ * Each batch is sized to the client: what it read in BATCH_READ_MS at the pace it took the last
+ * batch, between MIN_STREAM_BATCH and the store's largest. A client on a fast network reads the
+ * list in the largest batches; one reading at 64 KB/s holds three of the smallest (one in the
+ * socket's buffer, one waiting for it, one read ahead: about 35 kB) instead of three of the
+ * largest (1.6 MB), however many such clients there are.
+ *
+ * When a batch fails the stream fails before `]`, and the response is cut, never a shorter valid
+ * array, and onCut is told why. A client that goes away stops the reading.
  */
 export function streamList(store: UserStore, first: UserPage, onCut: (error: unknown, lastId: number | undefined) => void): Readable {
-  const read = (after: number): Promise<UserBatch> =>
-    store.batch?.(after) ?? store.page(after, STREAM_BATCH).then((page) => ({ ...page, body: page.json === '' ? '' : `,${page.json}` }));
+  const largest = store.batch === undefined ? STREAM_BATCH : MAX_STREAM_BATCH;
+  const read = (after: number, size: number): Promise<UserBatch> =>
+    store.batch?.(after, size) ?? store.page(after, size).then((page) => ({ ...page, body: page.json === '' ? '' : `,${page.json}` }));
   async function* chunks(): AsyncGenerator<string | Buffer> {
     let { lastId, more } = first;
+    // Small until the client's pace is known (it is after the first page): a thousand slow readers
+    // each holding two batches of a thousand users would take 220 MB.
+    let size = MIN_STREAM_BATCH;
     let chunk: string | Buffer = `[${first.json}`;
+    // The client's pace: bytes it read while the stream waited for it, and how long it waited.
+    let paceBytes = 0;
+    let paceMs = 0;
+    let before = 0; // the length of the chunk yielded before this one
     for (;;) {
-      const next = more && lastId !== undefined ? read(lastId) : undefined;
+      const next = more && lastId !== undefined ? read(lastId, size) : undefined;
       // Awaited below; when the client has gone by then, its failure must not go unhandled.
       next?.catch(() => undefined);
+      const yieldedAt = performance.now();
       yield chunk;
       if (next === undefined) break;
+      // Resumed once the client has read the chunk before this one (the socket's buffer drained and
+      // took this one). Only the waiting counts, not the queries: a slow database must not look like
+      // a slow client. A pace is taken over PACE_BYTES at least: less fits in the socket's buffers.
+      paceBytes += before;
+      paceMs += performance.now() - yieldedAt;
+      if (paceBytes >= PACE_BYTES) {
+        const usersPerBatch = (paceBytes / Math.max(paceMs, 1)) * (BATCH_READ_MS / BYTES_PER_USER);
+        size = Math.min(largest, Math.max(MIN_STREAM_BATCH, Math.floor(usersPerBatch)));
+        paceBytes = paceMs = 0;
+      }
+      before = chunk.length;
       let batch: UserBatch;
       try {
         batch = await next;
@@ -47,5 +99,6 @@ export function streamList(store: UserStore, first: UserPage, onCut: (error: unk
     }
     yield ']';
   }
-  return Readable.from(chunks(), { objectMode: false, highWaterMark: 64 * 1024 });
+  // A buffer of one byte: the generator runs only when the socket has taken what it yielded last.
+  return Readable.from(chunks(), { objectMode: false, highWaterMark: 1 });
 }

@@ -26,18 +26,6 @@ const SCHEMA_LOCK = 5_000_001;
 /** Distinct pages shared at once (coalesce.ts); beyond that a page query is not shared. */
 const SHARED_PAGES = 256;
 
-/**
- * Users per batch of a streamed list after its first page: one COPY of about 550 kB, read as
- * bytes (copy-batch.ts), so a million users take 200 round trips instead of 1,000. Not one COPY
- * of the whole list: that would hold a connection and a snapshot (keeping VACUUM from its dead
- * rows) for as long as the slowest client takes to read, with no per-batch time bound; each of
- * these is a statement of tens of milliseconds, read whole whatever the client does. A million
- * users on a loaded machine, three readings each: batches of 2,000 3.8-4.7 s and peak RSS
- * 110 MB, 5,000 2.5-5.7 s and 109 MB, 10,000 3.4-9.3 s and 111-121 MB, 20,000 4.1-5.5 s and
- * 134 MB, 50,000 12-14 s and 163 MB.
- */
-const COPY_BATCH = 5_000;
-
 /** Longest a query may take, enforced by the server and by the client. */
 const QUERY_TIMEOUT_MS = 5_000;
 
@@ -144,12 +132,14 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       await init();
       return pages.run(`${after}:${limit}`, () => readPage(after, limit));
     },
-    async batch(after: number) {
+    // A batch is one COPY (not one for the whole list: that would hold a connection and a snapshot,
+    // keeping VACUUM from its dead rows, for as long as the slowest client takes to read).
+    async batch(after: number, limit: number) {
       await init();
       try {
         // pg-pool answers a Submittable through the callback it sets on it, as a promise (the
         // types only know the stream-like Submittables that return themselves).
-        const copied = pool.query(new CopyBatch(copyText(selectUsers, after, COPY_BATCH), COPY_BATCH)) as unknown as Promise<UserBatch>;
+        const copied = pool.query(new CopyBatch(copyText(selectUsers, after, limit), limit)) as unknown as Promise<UserBatch>;
         return await withTimeout(copied, QUERY_TIMEOUT_MS, 'the query');
       } catch (error) {
         throw classify(error);

@@ -73,10 +73,10 @@ export interface UserStore {
    */
   page(after: number, limit: number): Promise<UserPage>;
   /**
-   * The next batch of a streamed list, users after `after`, as many as the store finds best,
-   * when it has a faster way to read them than page() (list-stream.ts uses page() otherwise).
+   * The next batch of a streamed list, users after `after`, at most `limit` of them, when the
+   * store has a faster way to read them than page() (list-stream.ts uses page() otherwise).
    */
-  batch?(after: number): Promise<UserBatch>;
+  batch?(after: number, limit: number): Promise<UserBatch>;
   /** Stores the user; rejects with DuplicateEmailError when the email is taken. */
   create(user: NewUser): Promise<User>;
   /** True when `SELECT 1` answers within timeoutMs; never rejects, never takes much longer. */

@@ -1,7 +1,7 @@
 import { listAll } from './store-suite.js';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, DatabaseUnavailableError, type User, type UserStore } from '../src/index.js';
+import { createPostgresStore, DatabaseUnavailableError, MAX_STREAM_BATCH, type User, type UserStore } from '../src/index.js';
 import { usePostgres } from '@svc/testing/postgres';
 import { storeSuite } from './store-suite.js';
 
@@ -105,34 +105,37 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
       ];
       const users: User[] = [];
       for (const [i, name] of names.entries()) users.push(await store.create({ name, email: `u${i}@example.com` }));
-      const whole = await store.batch!(0);
+      const whole = await store.batch!(0, MAX_STREAM_BATCH);
       expect(whole.body.toString()).toBe(users.map((user) => `,${JSON.stringify(user)}`).join(''));
       expect(whole).toMatchObject({ lastId: users.at(-1)!.id, more: false });
-      const rest = await store.batch!(users[5]!.id);
+      const rest = await store.batch!(users[5]!.id, MAX_STREAM_BATCH);
       expect(rest.body.toString()).toBe(
         users
           .slice(6)
           .map((user) => `,${JSON.stringify(user)}`)
           .join(''),
       );
-      expect(await store.batch!(users.at(-1)!.id)).toMatchObject({ lastId: undefined, more: false });
-      expect((await store.batch!(users.at(-1)!.id)).body.length).toBe(0);
+      expect(await store.batch!(users.at(-1)!.id, MAX_STREAM_BATCH)).toMatchObject({ lastId: undefined, more: false });
+      expect((await store.batch!(users.at(-1)!.id, MAX_STREAM_BATCH)).body.length).toBe(0);
     } finally {
       await store.close();
     }
   });
 
-  it('says more users may follow a full COPY batch, and reads 5,000 users a batch', async () => {
+  it('says more users may follow a full COPY batch, and reads as many users as asked', async () => {
     const url = await postgres!.createDatabase();
     const store = createPostgresStore(url);
     try {
       await store.init();
       await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 5005) AS i");
-      const full = await store.batch!(0);
+      const full = await store.batch!(0, MAX_STREAM_BATCH);
       expect(full).toMatchObject({ lastId: 5_000, more: true });
       const users = JSON.parse(`[${full.body.toString().slice(1)}]`) as User[];
       expect(users.map((user) => user.id)).toEqual(Array.from({ length: 5_000 }, (_, i) => i + 1));
-      expect(await store.batch!(5_000)).toMatchObject({ lastId: 5_005, more: false });
+      expect(await store.batch!(5_000, MAX_STREAM_BATCH)).toMatchObject({ lastId: 5_005, more: false });
+      const small = await store.batch!(10, 3);
+      expect(small).toMatchObject({ lastId: 13, more: true });
+      expect((JSON.parse(`[${small.body.toString().slice(1)}]`) as User[]).map((user) => user.id)).toEqual([11, 12, 13]);
     } finally {
       await store.close();
     }
