@@ -10,6 +10,11 @@ export interface AdmissionOptions {
   maxWaitMs?: number;
   /** How long a connection is served while others wait before its next answer closes it; default 10 s. */
   turnAfterMs?: number;
+  /**
+   * How long a served connection may go without finishing its first request head while a complete
+   * request waits for its place; default 2 s. After that it is closed unanswered for the waiting one.
+   */
+  headWithinMs?: number;
   /** Called when a connection is closed unanswered, every waiting place being taken. */
   onDrop?: () => void;
 }
@@ -23,6 +28,10 @@ export interface Admission {
 
 /** A probe's request line: the orchestrator's GET /health or /ready, with or without a query. */
 const probeRequest = /^GET \/(?:health|ready)[ ?]/;
+
+const headEnd = Buffer.from('\r\n\r\n');
+/** A head this long without its end is handed to Node's parser, which refuses it (431). */
+const LONGEST_HEAD = 16 * 1024;
 
 const busyBody = JSON.stringify({ error: 'Too many connections: try again shortly' });
 /** The answer to a connection that waited too long: written as it is, no request parsed. */
@@ -46,36 +55,63 @@ const busyAnswer = Buffer.from(
  * cap: an orchestrator must never take a busy replica for a dead one. Beyond `waiting`, a new
  * connection is closed unanswered, as Node's own maxConnections does.
  *
+ * Places go to whole requests. A waiting connection gets a place only once its request head is
+ * complete, in the order heads completed; one that never completes it is answered 503 when its
+ * wait is over. A served connection that has not finished its first head `headWithinMs` after it
+ * got its place gives the place up (closed unanswered) to a complete request waiting for one. So
+ * clients sending their heads a byte a second (slowloris) hold no place that a whole request
+ * wants, and the normal clients are served within seconds, not after Node's headersTimeout.
+ *
  * Takes over the server's `connection` listeners present now (Node's HTTP one): call it before
  * anything else listens for connections.
  */
 export function admitConnections(server: Server, options: AdmissionOptions): Admission {
-  const { maxWaitMs = 10_000, turnAfterMs = 10_000 } = options;
+  const { maxWaitMs = 10_000, turnAfterMs = 10_000, headWithinMs = 2_000 } = options;
   const serveListeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   /** Waiting connections by arrival (a Map keeps insertion order), with the time each arrived. */
   const waiting = new Map<Socket, number>();
+  /** The waiting connections whose request head is complete, in the order they completed it. */
+  const ready = new Set<Socket>();
   const servedSince = new WeakMap<Socket, number>();
+  /** Served connections that have not finished their first request head yet, oldest first. */
+  const headless = new Set<Socket>();
   let serving = 0;
 
   const serve = (socket: Socket): void => {
     serving += 1;
     servedSince.set(socket, Date.now());
+    headless.add(socket);
     socket.once('close', () => {
       serving -= 1;
+      headless.delete(socket);
       admitWaiting();
     });
     for (const listener of serveListeners) listener.call(server, socket);
   };
   const admitWaiting = (): void => {
-    for (const socket of waiting.keys()) {
+    for (const socket of ready) {
       if (serving >= options.serving) return;
       takeOut(socket);
       if (!socket.destroyed) serve(socket);
     }
   };
+  /**
+   * Closes a served connection without a request head, oldest first, for each whole request
+   * waiting for a place, if it has had its time: places free as they close.
+   */
+  const evictHeadless = (): void => {
+    let wanted = ready.size;
+    for (const socket of headless) {
+      if (wanted === 0 || (servedSince.get(socket) ?? 0) > Date.now() - headWithinMs) return;
+      headless.delete(socket);
+      socket.destroy();
+      wanted -= 1;
+    }
+  };
   const onWaitingClose = function (this: Socket): void {
     waiting.delete(this);
+    ready.delete(this);
   };
   // The server keeps half-open connections (Node's HTTP server does): a client gone while waiting is closed here.
   const onWaitingEnd = function (this: Socket): void {
@@ -83,18 +119,36 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   };
   // A waiting client that resets its connection must not be an unhandled error.
   const ignore = (): void => undefined;
+  /** What each waiting connection has sent so far, given back to the socket (for Node's parser) as it leaves the wait. */
+  const received = new WeakMap<Socket, Buffer>();
+  // Reads what a waiting connection sends until its head is complete. Kept aside, not put back at
+  // once: the stream would call this again for what was put back, and again.
   const peek = function (this: Socket): void {
-    const head = this.read() as Buffer | null;
-    if (head === null) return;
-    this.unshift(head);
-    this.off('readable', peek);
+    for (let chunk = this.read() as Buffer | null; chunk !== null; chunk = this.read() as Buffer | null) {
+      const before = received.get(this);
+      received.set(this, before === undefined ? chunk : Buffer.concat([before, chunk]));
+    }
+    const head = received.get(this);
+    if (head === undefined) return;
     if (probeRequest.test(head.toString('latin1', 0, 16))) {
       takeOut(this);
       serve(this);
+      return;
     }
+    if (head.indexOf(headEnd) === -1 && head.length < LONGEST_HEAD) return;
+    this.off('readable', peek);
+    ready.add(this);
+    if (serving < options.serving) admitWaiting();
+    else evictHeadless();
   };
   const takeOut = (socket: Socket): void => {
     waiting.delete(socket);
+    ready.delete(socket);
+    const head = received.get(socket);
+    if (head !== undefined) {
+      received.delete(socket);
+      socket.unshift(head);
+    }
     socket.off('readable', peek);
     socket.off('close', onWaitingClose);
     socket.off('end', onWaitingEnd);
@@ -115,7 +169,13 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       socket.write(busyAnswer);
     }
   };
-  const sweep = setInterval(answerLongWaits, Math.max(10, maxWaitMs / 4));
+  const sweep = setInterval(
+    () => {
+      answerLongWaits();
+      if (ready.size > 0) evictHeadless();
+    },
+    Math.max(10, Math.min(maxWaitMs, headWithinMs) / 4),
+  );
   sweep.unref();
   server.once('close', () => clearInterval(sweep));
 
@@ -134,6 +194,7 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   });
   // Runs before the app's own request listener: while connections wait, a long-served connection ends after this answer.
   server.prependListener('request', (request, response) => {
+    headless.delete(request.socket);
     if (waiting.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs) response.shouldKeepAlive = false;
   });
 
@@ -141,6 +202,7 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     closeWaiting: () => {
       for (const socket of waiting.keys()) socket.destroy();
       waiting.clear();
+      ready.clear();
     },
     counts: () => ({ serving, waiting: waiting.size }),
   };

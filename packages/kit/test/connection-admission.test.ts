@@ -140,3 +140,56 @@ describe('admitConnections, waits and turns', () => {
     await expect.poll(second.text).toContain('/second');
   });
 });
+
+describe('admitConnections, slow request heads', () => {
+  async function startSlowHeads(headWithinMs: number): Promise<number> {
+    server = createServer((request, response) => response.end(JSON.stringify({ path: request.url })));
+    admission = admitConnections(server, { serving: 1, waiting: 4, headWithinMs });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return (server.address() as { port: number }).port;
+  }
+
+  it('gives a free place to a whole request before a connection still sending its head, a byte at a time', async () => {
+    const port = await startSlowHeads(60_000);
+    const first = await client(port);
+    first.get('/first');
+    await expect.poll(first.text).toContain('/first');
+    const slow = await client(port);
+    slow.socket.write('GET /slow HTTP/1.1\r\nHo');
+    const whole = await client(port);
+    whole.get('/whole');
+    await expect.poll(() => admission.counts().waiting).toBe(2);
+    first.socket.destroy();
+    await expect.poll(whole.text).toContain('{"path":"/whole"}');
+    // The slow one gets the place once its head is complete, whole as it sent it.
+    slow.socket.write('st: x\r');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    slow.socket.write('\n\r\n');
+    whole.socket.destroy();
+    await expect.poll(slow.text).toContain('{"path":"/slow"}');
+  });
+
+  it('closes a served connection without a whole head after headWithinMs when a whole request waits for its place', async () => {
+    const port = await startSlowHeads(200);
+    const slow = await client(port);
+    slow.socket.write('GET /slow HTTP/1.1\r\n');
+    await expect.poll(() => admission.counts()).toEqual({ serving: 1, waiting: 0 });
+    const whole = await client(port);
+    const sentAt = Date.now();
+    whole.get('/whole');
+    await expect.poll(whole.text).toContain('{"path":"/whole"}');
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(150);
+    expect(slow.socket.destroyed || slow.socket.readableEnded).toBe(true);
+    expect(slow.text()).toBe('');
+  });
+
+  it('keeps a served connection that is still sending its head while no whole request waits', async () => {
+    const port = await startSlowHeads(50);
+    const slow = await client(port);
+    slow.socket.write('GET /slow HTTP/1.1\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    slow.socket.write('Host: x\r\n\r\n');
+    await expect.poll(slow.text).toContain('{"path":"/slow"}');
+  });
+});
