@@ -185,6 +185,20 @@ describe('createServer', () => {
     expect(app.server.keepAliveTimeout).toBe(72_000);
   });
 
+  it('answers 408 to a head unfinished after headersTimeout within a second of it, not up to 30 s later', async () => {
+    build();
+    app.server.headersTimeout = 300;
+    const { port } = new URL(await listen());
+    const halfHead = await openSocket(Number(port));
+    let answer = '';
+    halfHead.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    halfHead.write('GET /echo HTTP/1.1\r\nHost: x\r\n');
+    const sentAt = Date.now();
+    await once(halfHead, 'close');
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(Date.now() - sentAt).toBeLessThan(2_500);
+  });
+
   it('closes at once beside clients that sent nothing or half a head, letting a request in flight finish', async () => {
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
