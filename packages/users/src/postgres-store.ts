@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Coalescer } from './coalesce.js';
 import { CopyBatch, copyText } from './copy-batch.js';
+import { Slots } from './slots.js';
 import {
   DatabaseUnavailableError,
   DuplicateEmailError,
@@ -25,6 +26,16 @@ const SCHEMA_LOCK = 5_000_001;
 
 /** Distinct pages shared at once (coalesce.ts); beyond that a page query is not shared. */
 const SHARED_PAGES = 256;
+
+/** Connections in the pool. */
+const POOL_SIZE = 10;
+
+/**
+ * The most pool connections reading batches of streamed lists at once: the others stay for pages,
+ * creates and probes. Two hundred clients reading long lists slowly each ask for a batch a second,
+ * and with the whole pool theirs, pages waited past the pool's 3 s (503) and /ready failed.
+ */
+const BATCH_CONNECTIONS = POOL_SIZE / 2;
 
 /** Longest a query may take, enforced by the server and by the client. */
 const QUERY_TIMEOUT_MS = 5_000;
@@ -68,7 +79,7 @@ function classify(error: unknown): unknown {
 export function createPostgresStore(url: string, options: PostgresStoreOptions = {}): UserStore {
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    max: POOL_SIZE,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
     statement_timeout: QUERY_TIMEOUT_MS,
     keepAlive: true,
@@ -125,6 +136,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // Many clients reading the same page at once (the head of the list) share queries, never
   // results from before they asked (coalesce.ts): PostgreSQL, not Node, limits the list's throughput.
   const pages = new Coalescer<UserPage>(SHARED_PAGES);
+  const batchSlots = new Slots(BATCH_CONNECTIONS);
 
   return {
     init,
@@ -139,8 +151,10 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       try {
         // pg-pool answers a Submittable through the callback it sets on it, as a promise (the
         // types only know the stream-like Submittables that return themselves).
-        const copied = pool.query(new CopyBatch(copyText(selectUsers, after, limit), limit)) as unknown as Promise<UserBatch>;
-        return await withTimeout(copied, QUERY_TIMEOUT_MS, 'the query');
+        return await batchSlots.run(() => {
+          const copied = pool.query(new CopyBatch(copyText(selectUsers, after, limit), limit)) as unknown as Promise<UserBatch>;
+          return withTimeout(copied, QUERY_TIMEOUT_MS, 'the query');
+        });
       } catch (error) {
         throw classify(error);
       }

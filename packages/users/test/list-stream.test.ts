@@ -62,9 +62,9 @@ async function readAt(stream: NodeJS.ReadableStream, bytesPerSecond: number): Pr
   return Buffer.concat(chunks).toString();
 }
 
-async function listed(total: number, withBatch: boolean, bytesPerSecond: number): Promise<number[]> {
+async function listed(total: number, withBatch: boolean, bytesPerSecond: number, firstPage = STREAM_BATCH): Promise<number[]> {
   const { store, asked } = madeUpStore(total, withBatch);
-  const first = await store.page(0, STREAM_BATCH);
+  const first = await store.page(0, firstPage);
   const text = await readAt(
     streamList(store, first, (error) => {
       throw error;
@@ -87,11 +87,14 @@ describe('a streamed list sizes its batches to the client', () => {
     expect(asked.length).toBeGreaterThan(5);
   });
 
-  it('reads the smallest batches for a client slower than the database', async () => {
-    // 100 kB/s: about 80 users in the 100 ms a batch should last.
-    const asked = await listed(2_000, true, 100_000);
-    expect(asked, `batch sizes ${asked.join(' ')}`).toEqual(asked.map(() => MIN_STREAM_BATCH));
-    expect(asked.length).toBeGreaterThan(5);
+  it('reads batches of what a client slower than the database reads in a second', async () => {
+    // 50 kB/s: about 400 users in the second a batch should last; the first page is 700 users (75 kB).
+    const asked = await listed(1_700, true, 50_000, 700);
+    expect(asked.slice(0, 2)).toEqual([MIN_STREAM_BATCH, MIN_STREAM_BATCH]);
+    const paced = asked.slice(2);
+    expect(paced.length, `batch sizes ${asked.join(' ')}`).toBeGreaterThan(1);
+    for (const size of paced) expect(size, `batch sizes ${asked.join(' ')}`).toBeGreaterThan(MIN_STREAM_BATCH);
+    for (const size of paced) expect(size, `batch sizes ${asked.join(' ')}`).toBeLessThan(STREAM_BATCH);
   });
 
   it('reads pages of at most STREAM_BATCH from a store without batch()', async () => {
