@@ -452,31 +452,27 @@ describe.skipIf(skipReason !== undefined)('flood: 16,000 connections at each ser
   // A slow reader holds three batches of the streamed list sized to its pace (packages/users/src/list-stream.ts):
   // about 35 kB, where batches of 5,000 users held about 2 MB and 200 readers took the container to 450-500 MB
   // of its 512 MB (node was OOM-killed in some runs).
-  it(
-    'B: 200 clients reading a list of 200,000 users at 64 KB/s each: normal clients still served, memory bounded',
-    async () => {
-      await psql(
-        `INSERT INTO users (name, email) SELECT 'Slow reader ' || i, 'slow-' || i || '@example.com' FROM generate_series(1, 200000) i`,
-      );
-      const target = await targetOf(await (database?.container('web') ?? ''), 5000);
-      const readers = 200;
-      resetMemoryPeak(target);
-      const slow = slowClients(target, ['readers', '5000', String(readers), '/api/users', String(64 * 1024)]);
-      const { result: normal, probed } = await whileProbed(target, async () => {
-        await slow.waitFor(allConnected, 30_000);
-        return runWrk(target, 50, 20, listOf100, `${stage.runId}-readers`);
-      }).finally(() => slow.stop());
-      const state = await containerState(target);
-      const summary = slow.lines.at(-1) as { opened: number; bytesRead: number };
-      console.log(
-        `slow readers B: ${readers} clients reading the whole list at 64 KB/s (${(summary.bytesRead / 1e6).toFixed(0)} MB read, ` +
-          `${summary.opened - readers} connections closed by the service and opened again); 50 normal connections: ` +
-          `${servedPerSecond(normal).toFixed(0)} req/s, p99 ${(normal.p99Us / 1000).toFixed(0)} ms, statuses ${statusList(normal)}; ` +
-          `${probeFigures(probed, state)}; container ${JSON.stringify({ ...state, memory: undefined })}`,
-      );
-      expectWithstood('B under slow readers', state, [normal], probed);
-      expect(servedOf(normal), 'requests of the 50 normal connections answered other than 503').toBeGreaterThan(0);
-    },
-    120_000,
-  );
+  it('B: 200 clients reading a list of 200,000 users at 64 KB/s each: normal clients still served, memory bounded', async () => {
+    await psql(
+      `INSERT INTO users (name, email) SELECT 'Slow reader ' || i, 'slow-' || i || '@example.com' FROM generate_series(1, 200000) i`,
+    );
+    const target = await targetOf(await (database?.container('web') ?? ''), 5000);
+    const readers = 200;
+    resetMemoryPeak(target);
+    const slow = slowClients(target, ['readers', '5000', String(readers), '/api/users', String(64 * 1024)]);
+    const { result: normal, probed } = await whileProbed(target, async () => {
+      await slow.waitFor(allConnected, 30_000);
+      return runWrk(target, 50, 20, listOf100, `${stage.runId}-readers`);
+    }).finally(() => slow.stop());
+    const state = await containerState(target);
+    const summary = slow.lines.at(-1) as { opened: number; bytesRead: number };
+    console.log(
+      `slow readers B: ${readers} clients reading the whole list at 64 KB/s (${(summary.bytesRead / 1e6).toFixed(0)} MB read, ` +
+        `${summary.opened - readers} connections closed by the service and opened again); 50 normal connections: ` +
+        `${servedPerSecond(normal).toFixed(0)} req/s, p99 ${(normal.p99Us / 1000).toFixed(0)} ms, statuses ${statusList(normal)}; ` +
+        `${probeFigures(probed, state)}; container ${JSON.stringify({ ...state, memory: undefined })}`,
+    );
+    expectWithstood('B under slow readers', state, [normal], probed);
+    expect(servedOf(normal), 'requests of the 50 normal connections answered other than 503').toBeGreaterThan(0);
+  }, 120_000);
 });
