@@ -1,7 +1,7 @@
 export { readStoreConfig } from './open-store.js';
 export type { StoreConfig } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
-export { createSqliteStore } from './sqlite-store.js';
+export { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
 export { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
 export { ListQuery, NewUserBody, User, UserList } from './schemas.js';
 export { MAX_STREAM_BATCH, MIN_STREAM_BATCH, STREAM_BATCH, streamList } from './list-stream.js';

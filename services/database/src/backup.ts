@@ -11,10 +11,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { readStoreConfig } from '@svc/users';
-
-/** The store's file in DATA_DIR (SQLITE_FILE of @svc/users, which does not export it). */
-const SQLITE_FILE = 'app.db';
+import { readStoreConfig, SQLITE_FILE } from '@svc/users';
 
 /**
  * Pages per backup step: all of them. One step reads the file in one read transaction, so the copy
