@@ -5,15 +5,13 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { stacks, type StackName } from '@svc/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { compose, docker, probe, repoRoot, waitFor } from './support/docker.js';
+import { compose, docker, dockerBin, probe, repoRoot, waitFor } from './support/docker.js';
 import { memberPort } from './support/images.js';
 import { leftovers } from './support/stack.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 
-/** The client support/docker.ts runs (not exported there): watch runs as a child process of its own here. */
-const dockerBin = process.env.DOCKER_BIN ?? '/usr/bin/docker';
 
 /** What `docker build` reads (.dockerignore's allow-list), and what the compose files mount or name. */
 const copied = [

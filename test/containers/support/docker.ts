@@ -9,7 +9,7 @@ export const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
  * finds the Compose v2 and buildx plugins. Builds use BuildKit, the engine's default builder,
  * which finds the local base images without a registry.
  */
-const dockerBin = process.env.DOCKER_BIN ?? '/usr/bin/docker';
+export const dockerBin = process.env.DOCKER_BIN ?? '/usr/bin/docker';
 const baseEnv = { ...process.env, DOCKER_BUILDKIT: '1' };
 
 export interface CliOptions {
