@@ -91,8 +91,9 @@ export async function renderPerformancePage(results: ScenarioResults[], repoRoot
       '`node:http` server, the bare database drivers, tuned nginx, the Node proxies a user would reach for. A ratio is ' +
       'the median of per-round ratios between runs back to back, so a machine that slows down between rounds cancels ' +
       'out; CPU µs per request barely moves with other work on the machine, and a CPU share well under 100% means the ' +
-      'server was not the bottleneck. Read every table against its load average: on 2 cores, the bench itself accounts ' +
-      'for about 2. How it measures, the targets and what profiling found: [bench/README.md](../bench/README.md).',
+      'server was not the bottleneck. Read every table against its load average: the server under test and the load ' +
+      'generator alone keep two cores busy. How it measures: [bench/README.md](../bench/README.md); what makes the ' +
+      'services fast, and why each trick stays: [architecture.md](architecture.md#the-speed-tricks-and-why-each-stays).',
     ...results.map(section),
   ].join('\n\n');
   const options = (await resolveConfig(join(repoRoot, pagePath))) ?? {};
