@@ -1,15 +1,8 @@
-import { readdirSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRepoFile, repoFileExists } from './support/repo-files.js';
+import { docsPages, readRepoFile, repoFileExists } from './support/repo-files.js';
 
-const pages = [
-  'README.md',
-  'bench/README.md',
-  ...readdirSync(new URL('../../docs', import.meta.url))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
+const pages = ['README.md', 'bench/README.md', ...docsPages()];
 
 /** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens. */
 const slug = (heading: string): string =>

@@ -1,6 +1,5 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { readRepoFile } from './support/repo-files.js';
+import { docsPages, readRepoFile } from './support/repo-files.js';
 
 const readme = readRepoFile('README.md');
 
@@ -17,7 +16,6 @@ describe('README.md, the front door', () => {
   });
 
   it('links every page of docs/', () => {
-    const pages = readdirSync(new URL('../../docs', import.meta.url)).filter((f) => f.endsWith('.md'));
-    expect(pages.filter((page) => !readme.includes(`](docs/${page}`))).toEqual([]);
+    expect(docsPages().filter((page) => !readme.includes(`](${page}`))).toEqual([]);
   });
 });

@@ -21,7 +21,7 @@ export interface CliCommand {
 /** Commands whose first word takes a second one (`docker volume create`). */
 const managementCommands = new Set(['volume', 'network', 'image', 'container', 'service', 'stack', 'swarm', 'node', 'secret', 'system']);
 /** Compose's own options before its subcommand, each with a value (`-f file`): they choose the stack, not what is done. */
-const composeGlobals = new Set(['-f', '--file', '--env-file', '-p', '--project-name', '--progress', '--project-directory']);
+const composeGlobals = new Set(['-f', '--file', '--env-file', '-p', '--project-name', '--progress', '--project-directory', '--profile']);
 /** Short flags by subcommand, as their long names, so `-a` and `--all` are the same flag. */
 const longNames: Record<string, Record<string, string>> = {
   'docker build': { '-t': '--tag' },
@@ -29,6 +29,7 @@ const longNames: Record<string, Record<string, string>> = {
   'docker ps': { '-a': '--all', '-q': '--quiet' },
   'docker logs': { '-f': '--follow' },
   'docker exec': { '-i': '--interactive', '-t': '--tty', '-u': '--user' },
+  'docker stack deploy': { '-c': '--compose-file' },
   'compose up': { '-d': '--detach' },
   'compose down': { '-v': '--volumes' },
   'compose ps': { '-q': '--quiet' },
@@ -93,7 +94,7 @@ export function pageCommands(path: string): CliCommand[] {
         while (composeGlobals.has(rest[0] ?? '')) rest = rest.slice(2);
       }
       const wordCount = managementCommands.has(rest[0] ?? '') ? 2 : 1;
-      const flags = rest.slice(wordCount).filter((w) => w.startsWith('-'));
+      const flags = rest.slice(wordCount).filter((w) => w.startsWith('-') && w !== '-'); // `-` alone: stdin
       found.push(command(tool, rest.slice(0, wordCount), flags, `${path}: ${line.trim()}`));
     }
   }
@@ -101,7 +102,7 @@ export function pageCommands(path: string): CliCommand[] {
 }
 
 /** The stage's helpers that run `docker <args>` and `docker compose <options> <args>` (test/containers/support). */
-const dockerHelpers = new Set(['docker', 'dockerResult', 'swarm']);
+const dockerHelpers = new Set(['docker', 'dockerResult', 'dockerFromFile', 'swarm']);
 const composeHelpers = new Set(['compose', 'composeOutput', 'run', 'runOutput', 'stack']);
 
 /** The tool a call runs through the stage's helpers, and its argument list. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { containerStageCommands, pageCommands, type CliCommand } from './support/cli-commands.js';
+import { docsPages } from './support/repo-files.js';
 
-const page = 'docs/getting-started.md';
+const walkthrough = 'docs/getting-started.md';
 
 /**
  * Flags the stage cannot give: `exec -it` needs a person at a terminal (without one the client
@@ -12,17 +13,22 @@ const needsATerminal: Record<string, string[]> = { 'docker exec': ['--interactiv
 const key = (c: CliCommand): string => `${c.tool} ${c.subcommand}`;
 const describeCommand = (c: CliCommand): string => `${key(c)} ${[...c.flags].sort().join(' ')}`.trim();
 
-describe(`${page}: the commands are the container stage's`, () => {
+describe("the documents' docker commands are the container stage's", () => {
   const stage = containerStageCommands();
 
-  it('the stage runs every docker command of the page, with the same subcommand and at least its flags', () => {
-    const notRun = pageCommands(page).filter((shown) => {
-      const flags = [...shown.flags].filter((flag) => !(needsATerminal[key(shown)] ?? []).includes(flag));
-      return !stage.some((ran) => key(ran) === key(shown) && flags.every((flag) => ran.flags.has(flag)));
-    });
-    expect(notRun.map((c) => `${describeCommand(c)}  (${c.source})`)).toEqual([]);
-  });
+  it.each(['README.md', ...docsPages()])(
+    'the stage runs every docker command of %s, with the same subcommand and at least its flags',
+    (page) => {
+      const notRun = pageCommands(page).filter((shown) => {
+        const flags = [...shown.flags].filter((flag) => !(needsATerminal[key(shown)] ?? []).includes(flag));
+        return !stage.some((ran) => key(ran) === key(shown) && flags.every((flag) => ran.flags.has(flag)));
+      });
+      expect(notRun.map((c) => `${describeCommand(c)}  (${c.source})`)).toEqual([]);
+    },
+  );
+});
 
+describe(`${walkthrough}: the spec's walkthrough`, () => {
   it("shows every <cli> and compose operation of the spec's section 4.5", () => {
     const spec = [
       'docker build --tag',
@@ -52,7 +58,7 @@ describe(`${page}: the commands are the container stage's`, () => {
       'compose down',
       'compose down --volumes',
     ];
-    const shown = pageCommands(page);
+    const shown = pageCommands(walkthrough);
     const missing = spec.filter((operation) => {
       const [tool = '', ...words] = operation.split(' ');
       const subcommand = words.filter((w) => !w.startsWith('-')).join(' ');
