@@ -1,8 +1,26 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, release, totalmem } from 'node:os';
-import type { Row } from './measure.js';
+import type { LoadAverage } from './load-average.js';
+import type { Row, RunSettings } from './measure.js';
+import type { ScenarioId } from './scenario-ids.js';
+import type { FloodRow } from './scenarios/flood.js';
 import type { SizeRow } from './scenarios/size.js';
 import type { TargetCheck } from './targets.js';
+
+/** One scenario's figures as `npm run bench` writes them to bench/results/<scenario>.json. */
+export interface ScenarioResults {
+  scenario: ScenarioId;
+  date: string;
+  command: string;
+  machine: Record<string, string | number>;
+  /** The 1-minute load average over the scenario; null in files written before the bench recorded it. */
+  load: LoadAverage | null;
+  settings: RunSettings;
+  rows: Row[];
+  sizeRows: SizeRow[];
+  floodRows: FloodRow[];
+  targets: TargetCheck[];
+}
 
 /** What the figures depend on, recorded beside them. */
 export function describeMachine(loadGenerator: string): Record<string, string | number> {
@@ -24,9 +42,9 @@ export function describeMachine(loadGenerator: string): Record<string, string | 
   };
 }
 
-const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
+export const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
-/** The table as Markdown: readable in a terminal and pasted as is into bench/README.md. */
+/** The table as Markdown: readable in a terminal, and docs/performance.md's tables (bench/performance-page.ts). */
 export function formatTable(rows: Row[]): string {
   const lines = [
     '| Scenario | Route | Server | req/s | vs baseline | p50 ms | p99 ms | errors | CPU µs/req | CPU % | RSS MB | start-up ms |',

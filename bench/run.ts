@@ -1,7 +1,8 @@
 /**
  * The benchmark suite (`npm run bench -- [options]`): each service as a production process
- * beside a baseline measured in the same run, on a pinned core. See bench/README.md's
- * performance section. Options:
+ * beside a baseline measured in the same run, on a pinned core (method: bench/README.md).
+ * Each scenario's figures go to bench/results/<scenario>.json with the date, machine and load
+ * average; `npm run bench:report` renders docs/performance.md from those files. Options:
  *   --only a,proxy,b,c,size,flood   scenarios to run (default all)
  *   --quick                   a smoke run: one 1 s round per server and route, no warm-up (default: five of 3 s)
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
@@ -13,7 +14,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultLoadGenerator, type LoadGeneratorName } from './load-generator.js';
 import type { Row, RunSettings } from './measure.js';
-import { describeMachine, formatSizeTable, formatTable, formatTargets } from './report.js';
+import { sampleLoadAverage } from './load-average.js';
+import { describeMachine, formatSizeTable, formatTable, formatTargets, type ScenarioResults } from './report.js';
+import { scenarioIds, type ScenarioId } from './scenario-ids.js';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { benchPostgres } from './postgres.js';
 import { runDatabase } from './scenarios/database.js';
@@ -30,7 +33,7 @@ type Scenario = (
   postgres: () => Promise<TestPostgres | undefined>,
 ) => Promise<ScenarioResult & { floodRows?: FloodRow[] }>;
 
-const scenarios: Record<string, Scenario> = {
+const scenarios: Record<ScenarioId, Scenario> = {
   a: runSimple,
   proxy: runProxy,
   b: runDatabase,
@@ -58,12 +61,14 @@ function count(option: string, value: string | undefined, fallback: number): num
   process.exit(2);
 }
 
-const selected = values.only?.split(',').map((s) => s.trim().toLowerCase()) ?? Object.keys(scenarios);
-const unknown = selected.filter((id) => !(id in scenarios));
+const isScenarioId = (id: string): id is ScenarioId => (scenarioIds as readonly string[]).includes(id);
+const requested = values.only?.split(',').map((s) => s.trim().toLowerCase()) ?? [...scenarioIds];
+const unknown = requested.filter((id) => !isScenarioId(id));
 if (unknown.length > 0) {
-  process.stderr.write(`bench: unknown scenario ${unknown.join(', ')}; choose from ${Object.keys(scenarios).join(', ')}\n`);
+  process.stderr.write(`bench: unknown scenario ${unknown.join(', ')}; choose from ${scenarioIds.join(', ')}\n`);
   process.exit(2);
 }
+const selected = requested.filter(isScenarioId);
 const loadGenerator = (values.loadgen ?? defaultLoadGenerator()) as LoadGeneratorName;
 // With two or more cores the server under test gets core 0 to itself and everything else
 // (load generator, upstream, database) runs on the others; on one core nothing is pinned.
@@ -87,22 +92,46 @@ const settings: RunSettings = {
 let postgres: Promise<TestPostgres | undefined> | undefined;
 const usePostgres = (): Promise<TestPostgres | undefined> => (postgres ??= benchPostgres(pinning.other));
 
+const machine = describeMachine(loadGenerator);
+const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
+const resultsDir = join(repoRoot, 'bench/results');
+mkdirSync(resultsDir, { recursive: true });
 const rows: Row[] = [];
 const sizeRows: SizeRow[] = [];
 const floodRows: FloodRow[] = [];
 const targets: TargetCheck[] = [];
+const written: string[] = [];
 // A scenario that fails (a service that does not start) is reported; the others still run.
 const failures: { scenario: string; error: string }[] = [];
 try {
   for (const id of selected) {
     process.stderr.write(`bench: scenario ${id}...\n`);
+    const started = new Date().toISOString();
+    const load = sampleLoadAverage();
     try {
-      const result = await (scenarios[id] as Scenario)(settings, usePostgres);
-      rows.push(...result.rows);
-      sizeRows.push(...(result.sizeRows ?? []));
-      floodRows.push(...(result.floodRows ?? []));
-      targets.push(...result.targets);
+      const result = await scenarios[id](settings, usePostgres);
+      const results: ScenarioResults = {
+        scenario: id,
+        date: started,
+        command,
+        machine,
+        load: load.stop(),
+        settings,
+        rows: result.rows,
+        sizeRows: result.sizeRows ?? [],
+        floodRows: result.floodRows ?? [],
+        targets: result.targets,
+      };
+      // A scenario's committed figures (docs/performance.md's source) come from full-length runs; quick ones stay local (git-ignored).
+      const file = join(resultsDir, values.quick ? `${id}-${started.replace(/[:.]/g, '-')}.local.json` : `${id}.json`);
+      writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+      written.push(file);
+      rows.push(...results.rows);
+      sizeRows.push(...results.sizeRows);
+      floodRows.push(...results.floodRows);
+      targets.push(...results.targets);
     } catch (error) {
+      load.stop();
       failures.push({ scenario: id, error: error instanceof Error ? error.message : String(error) });
       process.stderr.write(`bench: scenario ${id} failed: ${error instanceof Error ? error.stack : String(error)}\n`);
     }
@@ -110,25 +139,6 @@ try {
 } finally {
   await (await postgres)?.destroy();
 }
-
-const machine = describeMachine(loadGenerator);
-const report = {
-  date: new Date().toISOString(),
-  command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
-  machine,
-  settings,
-  rows,
-  sizeRows,
-  floodRows,
-  targets,
-  failures,
-};
-const resultsDir = join(repoRoot, 'bench/results');
-mkdirSync(resultsDir, { recursive: true });
-// A full run is the committed reference; partial and quick runs stay local (git-ignored).
-const full = values.only === undefined && !values.quick && failures.length === 0;
-const file = join(resultsDir, full ? 'latest.json' : `${report.date.replace(/[:.]/g, '-')}.local.json`);
-writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 
 const tables = [
   ...(rows.length > 0 ? [formatTable(rows)] : []),
@@ -139,7 +149,7 @@ process.stdout.write(`\n${tables.join('\n\n')}\n\nTargets:\n${formatTargets(targ
 process.stdout.write(
   `Machine: ${Object.entries(machine)
     .map(([k, v]) => `${k} ${v}`)
-    .join('; ')}\nWritten to ${file}\n`,
+    .join('; ')}\nWritten to ${written.join(', ')}; npm run bench:report renders docs/performance.md from bench/results/*.json\n`,
 );
 if (failures.length > 0) {
   process.stdout.write(`Failed: ${failures.map((f) => `${f.scenario} (${f.error.split('\n')[0]})`).join('; ')}\n`);

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { defaultLoadGenerator } from '../load-generator.js';
 import type { RunSettings } from '../measure.js';
+import { fixed } from '../report.js';
 import { nodeServer, repoRoot, serviceServer, startServer, type ServerProcess, type ServerSpec } from '../server-process.js';
 import { atMost, type ScenarioResult, type TargetCheck } from '../targets.js';
 import { bareDatabase, listRoute, seedUsers } from './database.js';
@@ -217,8 +218,6 @@ export async function runFlood(
   }
   return { rows: [], targets: rows.filter((row) => row.capped).flatMap(floodTargets), floodRows: rows };
 }
-
-const fixed = (value: number, digits: number): string => (Number.isFinite(value) ? value.toFixed(digits) : '-');
 
 /** The flood table as Markdown, like the suite's others. */
 export function formatFloodTable(rows: FloodRow[]): string {

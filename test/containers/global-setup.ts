@@ -35,7 +35,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const provenance = buildProvenance();
   const build = async ({ service }: (typeof services)[number]): Promise<void> => {
     const started = performance.now();
-    // The README's command with the provenance labels, plus a label that finds this run's leftovers for cleanup.
+    // docs/getting-started.md's command with the provenance labels, plus a label that finds this run's leftovers for cleanup.
     const image = imageOf(service, tag);
     const buildArgs = Object.entries({ SERVICE: service, ...provenance }).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
     await docker(['build', '--pull=false', '--force-rm', '--label', label, '-t', image, ...buildArgs, repoRoot], { timeoutMs: 900_000 });
@@ -76,7 +76,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 /** Where the stage writes each image's SBOM (git-ignored). */
 const sbomDir = join(repoRoot, 'build/sbom');
 
-/** The OCI labels' values the Dockerfile takes as build arguments (README, "Images"). */
+/** The OCI labels' values the Dockerfile takes as build arguments (docs/operations.md, "Images"). */
 function buildProvenance(): Record<string, string> {
   const git = (...args: string[]): string => {
     try {

@@ -54,9 +54,15 @@ describe.skipIf(stage.skipReason !== undefined)('container lifecycle of the vari
 
   it('volume create / inspect and network create / inspect / ls', async () => {
     await docker(['volume', 'create', volume]);
-    expect(await inspectJson(volume, '{{json .}}')).toMatchObject({ Name: volume, Driver: 'local' });
+    expect(JSON.parse(await docker(['volume', 'inspect', '--format', '{{json .}}', volume]))).toMatchObject({
+      Name: volume,
+      Driver: 'local',
+    });
     await docker(['network', 'create', '--driver', 'bridge', network]);
-    expect(await inspectJson(network, '{{json .}}')).toMatchObject({ Name: network, Driver: 'bridge' });
+    expect(JSON.parse(await docker(['network', 'inspect', '--format', '{{json .}}', network]))).toMatchObject({
+      Name: network,
+      Driver: 'bridge',
+    });
     expect((await docker(['network', 'ls', '--format', '{{.Name}}'])).split('\n')).toContain(network);
   });
 

@@ -21,7 +21,7 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
   });
 
   it('build builds the web image from the Dockerfile', async () => {
-    // With the provenance the stage built the image with (as the README's docker build takes it): the
+    // With the provenance the stage built the image with (as docs/operations.md's docker build takes it): the
     // tag moves to this build, and images.test.ts checks its OCI labels whichever file runs first.
     const provenance = Object.entries(stage.provenance ?? {}).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
     const { stdout } = await stack.runOutput(['--progress', 'plain', 'build', ...provenance, 'web'], 600_000);

@@ -10,7 +10,7 @@ export interface BuiltService {
 export interface ServiceDefinition<Config extends ServiceConfig> {
   /**
    * Reads the service's whole configuration from the environment, the only place it is read (the
-   * README's table is checked against these readers); throws ConfigError on a bad value.
+   * table of docs/configuration.md is checked against these readers); throws ConfigError on a bad value.
    */
   readConfig: (env: Env) => Config;
   /**

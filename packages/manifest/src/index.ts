@@ -1,7 +1,7 @@
 /**
  * The services of this repository and the stacks they run in: the one place that names them.
  * The services' entry points, the stack runner, the image build, the test support and the bench
- * read it; tests check the compose files, the Dockerfile and the README against it.
+ * read it; tests check the compose files, the Dockerfile, the README and docs/ against it.
  * Adding a service: a folder under services/ and an entry here.
  */
 
@@ -71,7 +71,7 @@ export const serviceNames = Object.keys(services) as ServiceName[];
 
 /**
  * The Node options every service runs with: V8's young generation capped at 2 MB semi-spaces, which
- * holds down the RSS of large streamed lists (README, Performance). The image sets the same in its
+ * holds down the RSS of large streamed lists (docs/architecture.md, the speed tricks). The image sets the same in its
  * ENV (test/consistency checks it); `npm start`, `npm run serve` and the bench run the services with it.
  */
 export const serviceNodeOptions = '--max-semi-space-size=2';

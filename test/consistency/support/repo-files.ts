@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = new URL('../../../', import.meta.url);
@@ -11,4 +11,11 @@ export function readRepoFile(path: string): string {
 
 export function repoFileExists(path: string): boolean {
   return existsSync(pathOf(path));
+}
+
+/** The pages of docs/, as paths from the root (`docs/api.md`, ...). */
+export function docsPages(): string[] {
+  return readdirSync(pathOf('docs'))
+    .filter((file) => file.endsWith('.md'))
+    .map((file) => `docs/${file}`);
 }

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { compose, dockerResult, repoRoot } from './docker.js';
 
-/** The shared CI tools: docker-engine.sh and offline-images/build.sh (see the README, "containers"). */
+/** The shared CI tools: docker-engine.sh and offline-images/build.sh (see docs/operations.md, "The container test stage"). */
 const toolsDir = resolve(process.env.SHARED_TOOLS_DIR ?? resolve(repoRoot, '../shared/tools'));
 const engineScript = resolve(toolsDir, 'docker-engine.sh');
 /** Starts Engine 26 with Compose v2 through engineScript (Debian 13's packages). */

@@ -42,9 +42,9 @@ async function readersFromCode(): Promise<Readers> {
   return readers;
 }
 
-/** The README's configuration table as variable -> services; `all` is every manifest service. */
-function readersFromReadme(): Readers {
-  const table = tableWithHeader(readRepoFile('README.md'), ['Variable', 'Services', 'Default', 'Meaning']);
+/** docs/configuration.md's table as variable -> services; `all` is every manifest service. */
+function readersFromPage(): Readers {
+  const table = tableWithHeader(readRepoFile('docs/configuration.md'), ['Variable', 'Services', 'Default', 'Meaning']);
   const readers: Readers = {};
   for (const [variable = '', listed = ''] of table.rows) {
     const named = [...listed.matchAll(/`([^`]+)`/g)].map((m) => m[1] as ServiceName);
@@ -58,8 +58,8 @@ function readersFromReadme(): Readers {
   return readers;
 }
 
-describe("README's configuration table", () => {
+describe("docs/configuration.md's table", () => {
   it('lists exactly the variables the config readers read, each for exactly the services that read it', async () => {
-    expect(readersFromReadme()).toEqual(await readersFromCode());
+    expect(readersFromPage()).toEqual(await readersFromCode());
   });
 });
