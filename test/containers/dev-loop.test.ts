@@ -12,7 +12,6 @@ import { leftovers } from './support/stack.js';
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 
-
 /** What `docker build` reads (.dockerignore's allow-list), and what the compose files mount or name. */
 const copied = [
   'Dockerfile',
