@@ -10,11 +10,7 @@ export interface AdmissionOptions {
   maxWaitMs?: number;
   /** How long a connection is served while others wait before its next answer closes it; default 10 s. */
   turnAfterMs?: number;
-  /**
-   * How long a served connection may go without finishing its first request head while a complete
-   * request waits for its place; default 2 s. After that it is closed unanswered for the waiting one.
-   */
-  headWithinMs?: number;
+
   /** Called when a connection is closed unanswered, every waiting place being taken. */
   onDrop?: () => void;
 }
@@ -55,18 +51,22 @@ const busyAnswer = Buffer.from(
  * cap: an orchestrator must never take a busy replica for a dead one. Beyond `waiting`, a new
  * connection is closed unanswered, as Node's own maxConnections does.
  *
- * Places go to whole requests. A waiting connection gets a place only once its request head is
- * complete, in the order heads completed; one that never completes it is answered 503 when its
- * wait is over. A served connection that has not finished its first head `headWithinMs` after it
- * got its place gives the place up (closed unanswered) to a complete request waiting for one. So
- * clients sending their heads a byte a second (slowloris) hold no place that a whole request
- * wants, and the normal clients are served within seconds, not after Node's headersTimeout.
+ * Half the places go to connections as they arrive; the other half only to whole requests. Once
+ * half the places are taken (or connections wait), a new connection waits until its request head
+ * is complete, and places go in the order heads completed; one that never completes it is answered
+ * 503 when its wait is over. So clients sending their heads a byte a second (slowloris) hold half
+ * the places at most, until Node's headersTimeout answers them 408, and whole requests always have
+ * the other half. Not a place taken back from a served connection that has sent nothing yet: a
+ * load generator that opens all its connections before it writes, or a head in the kernel's
+ * buffer not yet read, looks the same from here.
  *
  * Takes over the server's `connection` listeners present now (Node's HTTP one): call it before
  * anything else listens for connections.
  */
 export function admitConnections(server: Server, options: AdmissionOptions): Admission {
-  const { maxWaitMs = 10_000, turnAfterMs = 10_000, headWithinMs = 2_000 } = options;
+  const { maxWaitMs = 10_000, turnAfterMs = 10_000 } = options;
+  /** Places given to connections as they arrive, before they send anything. */
+  const onArrival = Math.ceil(options.serving / 2);
   const serveListeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   /** Waiting connections by arrival (a Map keeps insertion order), with the time each arrived. */
@@ -74,17 +74,13 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   /** The waiting connections whose request head is complete, in the order they completed it. */
   const ready = new Set<Socket>();
   const servedSince = new WeakMap<Socket, number>();
-  /** Served connections that have not finished their first request head yet, oldest first. */
-  const headless = new Set<Socket>();
   let serving = 0;
 
   const serve = (socket: Socket): void => {
     serving += 1;
     servedSince.set(socket, Date.now());
-    headless.add(socket);
     socket.once('close', () => {
       serving -= 1;
-      headless.delete(socket);
       admitWaiting();
     });
     for (const listener of serveListeners) listener.call(server, socket);
@@ -94,19 +90,6 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       if (serving >= options.serving) return;
       takeOut(socket);
       if (!socket.destroyed) serve(socket);
-    }
-  };
-  /**
-   * Closes a served connection without a request head, oldest first, for each whole request
-   * waiting for a place, if it has had its time: places free as they close.
-   */
-  const evictHeadless = (): void => {
-    let wanted = ready.size;
-    for (const socket of headless) {
-      if (wanted === 0 || (servedSince.get(socket) ?? 0) > Date.now() - headWithinMs) return;
-      headless.delete(socket);
-      socket.destroy();
-      wanted -= 1;
     }
   };
   const onWaitingClose = function (this: Socket): void {
@@ -138,8 +121,7 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     if (head.indexOf(headEnd) === -1 && head.length < LONGEST_HEAD) return;
     this.off('readable', peek);
     ready.add(this);
-    if (serving < options.serving) admitWaiting();
-    else evictHeadless();
+    admitWaiting();
   };
   const takeOut = (socket: Socket): void => {
     waiting.delete(socket);
@@ -169,18 +151,12 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       socket.write(busyAnswer);
     }
   };
-  const sweep = setInterval(
-    () => {
-      answerLongWaits();
-      if (ready.size > 0) evictHeadless();
-    },
-    Math.max(10, Math.min(maxWaitMs, headWithinMs) / 4),
-  );
+  const sweep = setInterval(answerLongWaits, Math.max(10, maxWaitMs / 4));
   sweep.unref();
   server.once('close', () => clearInterval(sweep));
 
   server.on('connection', (socket: Socket) => {
-    if (serving < options.serving && waiting.size === 0) return serve(socket);
+    if (serving < onArrival && waiting.size === 0) return serve(socket);
     if (waiting.size >= options.waiting) {
       socket.destroy();
       options.onDrop?.();
@@ -194,7 +170,6 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   });
   // Runs before the app's own request listener: while connections wait, a long-served connection ends after this answer.
   server.prependListener('request', (request, response) => {
-    headless.delete(request.socket);
     if (waiting.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs) response.shouldKeepAlive = false;
   });
 
