@@ -41,6 +41,10 @@ const memoryBound = 0.8 * memoryLimit;
 const probeLimitMs = 3_000;
 /** The flood: 16,000 connections, almost 16 per place of the 1,024 the kit serves at once (MAX_CONNECTIONS). */
 const flood = 16_000;
+/** The kit's headersTimeout, in seconds, and the services' MAX_CONNECTIONS (its default). */
+const headersTimeoutS = 10;
+const maxConnections = 1024;
+
 /** Above the 10 s a connection waits for a place before its 503, so a wait counts as an answer, not a timeout. */
 const wrkTimeout = '15s';
 
@@ -302,10 +306,15 @@ function expectWithstood(label: string, state: ContainerState, reports: WrkRepor
   });
   expect(memory?.peak, `${label}: peak memory, bound ${mib(memoryBound)}`).toBeLessThan(memoryBound);
   for (const report of reports) {
+    // 408 answers a connection whose head did not come within headersTimeout (10 s): wrk's own, when it
+    // took longer than that to open all its connections before writing (seen on a loaded machine), and
+    // then only those served as they arrived (half of MAX_CONNECTIONS).
+    const allowed = ['200', '201', '409', '503', ...(report.firstOkAfterS >= headersTimeoutS ? ['408'] : [])];
     expect(
-      Object.keys(report.statuses).filter((status) => !['200', '201', '409', '503'].includes(status)),
-      `${label}: statuses`,
+      Object.keys(report.statuses).filter((status) => !allowed.includes(status)),
+      `${label}: statuses (first 2xx after ${report.firstOkAfterS} s)`,
     ).toEqual([]);
+    expect(report.statuses['408'] ?? 0, `${label}: 408s`).toBeLessThanOrEqual(maxConnections / 2);
     expect(report.busyWithoutRetryAfter, `${label}: 503s without Retry-After`).toBe(0);
   }
   for (const [name, list] of [['/health', probes.health] as const, ['/ready', probes.ready] as const]) {
