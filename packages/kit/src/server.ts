@@ -21,6 +21,7 @@ import { attachMetrics, createAppMetrics, metricsContentType, metricsText, type 
 import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
 import { closeQuietConnectionsOnClose } from './quiet-connections.js';
 import { assignRequestId, requestIdOf } from './request-id.js';
+import { traceRequests, tracer } from './tracing.js';
 
 /** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -220,9 +221,24 @@ export function createServer(options: ServerOptions): App {
     attachMetrics(app, metrics);
     meterRoutes(app, metrics);
   }
+  // Tracing on (an OTLP endpoint set): each request in its server span, named after its route.
+  const tracing = tracer();
   if (options.beforeRouting !== undefined) {
     const { route, handler } = options.beforeRouting;
-    answerBeforeRouting(app.server, () => closing || requestLogging, metrics?.requests.forRoute(route), handler);
+    const traced: RawHandler | undefined =
+      tracing &&
+      ((request, response) => {
+        tracing.route(request, route);
+        handler(request, response);
+      });
+    answerBeforeRouting(app.server, () => closing || requestLogging, metrics?.requests.forRoute(route), traced ?? handler);
+  }
+  if (tracing !== undefined) {
+    traceRequests(app.server, tracing);
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (request.routeOptions.url !== undefined) tracing.route(request.raw, request.routeOptions.url);
+      done();
+    });
   }
   app.server.headersTimeout = 10_000;
 
