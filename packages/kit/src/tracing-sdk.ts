@@ -248,8 +248,6 @@ export async function createTracer(config: TracingConfig, logger: Logger): Promi
       ) as T; // the same promise's value, once the span has ended
     },
 
-    bind: (fn) => context.bind(context.active(), fn),
-
     logFields() {
       const span = trace.getSpan(context.active());
       if (span === undefined) return noFields;

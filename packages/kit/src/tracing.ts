@@ -40,8 +40,6 @@ export interface Tracer {
   outgoing(method: string, origin: URL, path: string, headers: OutgoingHeaders): OutgoingSpan;
   /** Runs a statement in a span, child of the active span; a statement outside any request gets none. */
   statement<T>(statement: Statement, run: () => T): T;
-  /** `fn` runs, whenever it is called, with the span that is active now (the streamed list's later batches). */
-  bind<F extends (...args: never[]) => unknown>(fn: F): F;
   /** trace_id and span_id of the active span, for the log line written now; an empty object outside one. */
   logFields(): Record<string, string>;
   /** Exports the spans still buffered and stops exporting. */
@@ -96,7 +94,3 @@ export const startOutgoingSpan = (method: string, origin: URL, path: string, hea
 /** Runs a database statement, in a span when tracing is on. */
 export const traceStatement = <T>(statement: Statement, run: () => T): T =>
   activeTracer === undefined ? run() : activeTracer.statement(statement, run);
-
-/** `fn`, bound to the span active now when tracing is on (see Tracer.bind); `fn` itself otherwise. */
-export const bindToActiveSpan = <F extends (...args: never[]) => unknown>(fn: F): F =>
-  activeTracer === undefined ? fn : activeTracer.bind(fn);

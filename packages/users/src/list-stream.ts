@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream';
-import { bindToActiveSpan } from '@svc/kit';
 import type { UserBatch, UserPage, UserStore } from './user.js';
 
 /**
@@ -24,12 +23,8 @@ export const STREAM_BATCH = 1000;
  * onCut is told why. A client that goes away stops the reading.
  */
 export function streamList(store: UserStore, first: UserPage, onCut: (error: unknown, lastId: number | undefined) => void): Readable {
-  // Later batches are read when the client's socket drains, outside the request's context: with
-  // tracing on, their statements stay in the request's trace all the same.
-  const read = bindToActiveSpan(
-    (after: number): Promise<UserBatch> =>
-      store.batch?.(after) ?? store.page(after, STREAM_BATCH).then((page) => ({ ...page, body: page.json === '' ? '' : `,${page.json}` })),
-  );
+  const read = (after: number): Promise<UserBatch> =>
+    store.batch?.(after) ?? store.page(after, STREAM_BATCH).then((page) => ({ ...page, body: page.json === '' ? '' : `,${page.json}` }));
   async function* chunks(): AsyncGenerator<string | Buffer> {
     let { lastId, more } = first;
     let chunk: string | Buffer = `[${first.json}`;
