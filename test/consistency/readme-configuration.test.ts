@@ -42,9 +42,10 @@ async function readersFromCode(): Promise<Readers> {
   return readers;
 }
 
-/** The README's configuration table as variable -> services; `all` is every manifest service. */
+/** The README's configuration tables as variable -> services; `all` is every manifest service. */
 function readersFromReadme(): Readers {
-  const table = tableWithHeader(readRepoFile('README.md'), ['Variable', 'Services', 'Default', 'Meaning']);
+  const readme = readRepoFile('README.md');
+  const table = tableWithHeader(readme, ['Variable', 'Services', 'Default', 'Meaning']);
   const readers: Readers = {};
   for (const [variable = '', listed = ''] of table.rows) {
     const named = [...listed.matchAll(/`([^`]+)`/g)].map((m) => m[1] as ServiceName);
@@ -54,6 +55,10 @@ function readersFromReadme(): Readers {
       `${variable}: services not in the manifest`,
     ).toEqual([]);
     readers[variable.replaceAll('`', '')] = services;
+  }
+  // The OTEL_* variables have a table of their own: every service reads them (the kit does).
+  for (const [variable = ''] of tableWithHeader(readme, ['Tracing variable', 'Default', 'Meaning']).rows) {
+    readers[variable.replaceAll('`', '')] = serviceNames;
   }
   return readers;
 }
