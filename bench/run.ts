@@ -2,7 +2,7 @@
  * The benchmark suite (`npm run bench -- [options]`): each service as a production process
  * beside a baseline measured in the same run, on a pinned core. See bench/README.md's
  * performance section. Options:
- *   --only a,proxy,b,c,size,flood   scenarios to run (default all)
+ *   --only a,proxy,b,c,size,flood,traces   scenarios to run (default all)
  *   --quick                   a smoke run: one 1 s round per server and route, no warm-up (default: five of 3 s)
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
  *   --sizes 10000,100000,1000000   users in the table for the size scenario (default these)
@@ -21,6 +21,7 @@ import { formatFloodTable, runFlood, type FloodRow } from './scenarios/flood.js'
 import { runProxy } from './scenarios/proxy.js';
 import { runSimple } from './scenarios/simple.js';
 import { defaultSizes, runSize, type SizeRow } from './scenarios/size.js';
+import { runTraces } from './scenarios/traces.js';
 import { runTwoTier } from './scenarios/two-tier.js';
 import { repoRoot } from './server-process.js';
 import type { ScenarioResult, TargetCheck } from './targets.js';
@@ -37,6 +38,7 @@ const scenarios: Record<string, Scenario> = {
   c: runTwoTier,
   size: runSize,
   flood: runFlood,
+  traces: runTraces,
 };
 
 const { values } = parseArgs({
