@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freePort } from '@svc/testing/free-port';
 import { addUsersToPostgres } from '@svc/testing/many-users';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '@svc/testing/otlp-receiver';
-import { usePostgres } from '@svc/testing/postgres';
+import { startSilentServer, usePostgres } from '@svc/testing/postgres';
 import { repoRoot } from '@svc/testing/repo-root';
 import { startService, type ServiceProcess } from '@svc/testing/service-process';
 
@@ -196,16 +196,43 @@ describe('the exporter over a service life', () => {
     expect(receiver.spans.map((s) => s.name)).toEqual(['GET /']);
   });
 
-  it('with the collector down, every request is answered and the failure logged once', async () => {
-    const closedPort = await freePort();
-    const simple = await start('simple', { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`, OTEL_BSP_SCHEDULE_DELAY: '20' });
-    for (let i = 0; i < 30; i += 1) {
+  it('exits 0 with a collector that never answers, saying the buffered spans were dropped', async () => {
+    const silent = await startSilentServer();
+    try {
+      // A TCP server that never answers (made to stand for a hung PostgreSQL, just as good a hung collector).
+      const endpoint = `http://127.0.0.1:${new URL(silent.url).port}`;
+      const simple = await start('simple', { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '600000' });
       expect((await fetch(`${simple.baseUrl}/`)).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await stopAll(simple);
+      expect(logLines(simple).map((line) => line.msg)).toContainEqual(expect.stringMatching(/^the spans still buffered were dropped/));
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('with the collector down, every request is answered and the failure logged once, the exit not held', async () => {
+    const closedPort = await freePort();
+    // An export gives up after 300 ms (retries included), instead of the exporter's 10 s.
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`,
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '300',
+    };
+    const simple = await start('simple', env);
+    const failures = (): Record<string, unknown>[] =>
+      logLines(simple).filter((line) => String(line.msg).startsWith('could not export spans'));
+    // Requests until the failure is logged, then as many again: many exports fail, one line says so.
+    let sent = 0;
+    for (let more = 50; more > 0; more -= failures().length > 0 ? 1 : 0) {
+      expect((await fetch(`${simple.baseUrl}/`)).status).toBe(200);
+      sent += 1;
+      expect(sent, 'requests before the failure was logged').toBeLessThan(5_000);
+      await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await stopAll(simple);
-    const failures = logLines(simple).filter((line) => String(line.msg).startsWith('could not export spans'));
-    expect(failures).toHaveLength(1);
+    expect(failures()).toHaveLength(1);
+    // Known down: the exit dropped the buffered spans without waiting for the collector, nor a line more.
+    expect(logLines(simple).filter((line) => (line.level as number) >= 40)).toHaveLength(1);
   });
 });
 

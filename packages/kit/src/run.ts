@@ -53,16 +53,19 @@ function admitClients(app: App, maxConnections: number, logger: Logger): void {
 
 /** How long in-flight requests may take to finish after SIGTERM before we give up. */
 const SHUTDOWN_GRACE_MS = 10_000;
-/** The buffered spans are exported in what is left of the grace period, less this: the exit is never late for them. */
-const FLUSH_MARGIN_MS = 500;
+/**
+ * At most this long, and within the grace period, the spans still buffered at exit are exported: a
+ * live collector takes them in milliseconds, and one that does not answer (the exporter retries
+ * for 10 s) must not hold the exit.
+ */
+const FLUSH_LIMIT_MS = 2_000;
 
 /** Exports the spans still buffered (tracing on), waiting no later than `deadline` (Date.now() time). */
 async function flushSpans(logger: Logger, deadline: number): Promise<void> {
-  const late = sleep(Math.max(0, deadline - Date.now()), 'late', { ref: false });
-  const outcome = await Promise.race([stopTracing().then(() => 'flushed'), late]).catch((error: unknown) => {
-    logger.warn({ err: error }, 'could not export the spans still buffered');
-  });
-  if (outcome === 'late') logger.warn('the spans still buffered were dropped: the collector did not take them within the drain time');
+  const late = sleep(Math.max(0, Math.min(deadline - Date.now(), FLUSH_LIMIT_MS)), 'late', { ref: false });
+  if ((await Promise.race([stopTracing().then(() => 'flushed'), late])) === 'late') {
+    logger.warn(`the spans still buffered were dropped: the collector did not take them within ${FLUSH_LIMIT_MS} ms`);
+  }
 }
 
 function fail(name: string, message: string): never {
@@ -126,7 +129,8 @@ export async function runService<Config extends ServiceConfig>(
     closing = true;
     logger.info({ signal }, 'shutting down');
     if (app === undefined) process.exit(0); // nothing is served yet: nothing to drain
-    const deadline = Date.now() + SHUTDOWN_GRACE_MS - FLUSH_MARGIN_MS;
+    // The flush ends before the grace period does, so the exit is never the forced one.
+    const deadline = Date.now() + SHUTDOWN_GRACE_MS - 500;
     setTimeout(() => {
       logger.error(`requests still running after ${SHUTDOWN_GRACE_MS} ms; exiting anyway`);
       process.exit(1);

@@ -70,7 +70,8 @@ function samplerOf(name: SamplerName, ratio: number): Sampler {
  * in the background and drops spans beyond its queue).
  */
 class LoggedExporter implements SpanExporter {
-  private failing = false;
+  /** The last export failed: the collector is taken to be down until one succeeds. */
+  failing = false;
   constructor(
     private readonly exporter: SpanExporter,
     private readonly logger: Logger,
@@ -139,10 +140,11 @@ export async function createTracer(config: TracingConfig, logger: Logger): Promi
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }))
     // OTEL_RESOURCE_ATTRIBUTES, and OTEL_SERVICE_NAME over it; host.name tells replicas apart.
     .merge(detectResources({ detectors: [envDetector, hostDetector] }));
+  const exporter = new LoggedExporter(await exporterFor(config), logger);
   const provider = new TracerProvider({
     resource,
     sampler: samplerOf(config.sampler, config.samplerRatio),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new LoggedExporter(await exporterFor(config), logger), ...config.batch })],
+    spanProcessors: [new BatchSpanProcessor({ exporter, ...config.batch })],
   });
   const propagator = new W3CTraceContextPropagator();
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -255,6 +257,10 @@ export async function createTracer(config: TracingConfig, logger: Logger): Promi
       return { trace_id: traceId, span_id: spanId };
     },
 
-    shutdown: () => provider.shutdown(),
+    // With the collector down (logged already) there is nothing to wait for; a failure of the last
+    // export is the exporter's to log, once.
+    shutdown: async () => {
+      if (!exporter.failing) await provider.shutdown().catch(() => undefined);
+    },
   };
 }

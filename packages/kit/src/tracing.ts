@@ -42,7 +42,7 @@ export interface Tracer {
   statement<T>(statement: Statement, run: () => T): T;
   /** trace_id and span_id of the active span, for the log line written now; an empty object outside one. */
   logFields(): Record<string, string>;
-  /** Exports the spans still buffered and stops exporting. */
+  /** Exports the spans still buffered and stops exporting; at once when the collector is known to be down. */
   shutdown(): Promise<void>;
 }
 
