@@ -63,6 +63,9 @@ function expectEveryParentExported(spans: ReceivedSpan[], clientSpanId: string):
 const logLines = (service: ServiceProcess): Record<string, unknown>[] =>
   service.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
 
+/** OTLP's StatusCode ERROR. */
+const SPAN_STATUS_ERROR = 2;
+
 const statementAttributes = ['db.collection.name', 'db.operation.name', 'db.query.summary', 'db.system', 'db.system.name'];
 
 describe.skipIf(postgres === undefined)('frontend -> backend -> PostgreSQL, traced (OTLP protobuf)', () => {
@@ -158,6 +161,20 @@ describe('proxy -> A, traced (OTLP JSON)', () => {
     await stopAll(proxy, simple);
     const spans = receiver.spans.filter((span) => span.traceId === client.traceId);
     expect(spans.map((s) => [s.service, s.parentSpanId])).toEqual([['simple', client.spanId]]);
+  });
+});
+
+describe('failures in a trace', () => {
+  it("the frontend's 500 with its backend down: server and client spans with error status, the client's with error.type", async () => {
+    const frontend = await start('frontend', { BACKEND_URL: `http://127.0.0.1:${await freePort()}`, ...tracedTo() });
+    expect((await fetch(`${frontend.baseUrl}/api/users`)).status).toBe(500);
+    await stopAll(frontend);
+    const server = only(receiver.spans, 'server span', (s) => s.kind === SPAN_KIND.server);
+    expect(server).toMatchObject({ name: 'GET /api/users', statusCode: SPAN_STATUS_ERROR });
+    expect(server.attributes['http.response.status_code']).toBe(500);
+    const call = only(receiver.spans, 'client span', (s) => s.kind === SPAN_KIND.client);
+    expect(call).toMatchObject({ parentSpanId: server.spanId, statusCode: SPAN_STATUS_ERROR });
+    expect(call.attributes['error.type']).toEqual(expect.any(String));
   });
 });
 
