@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startEchoUpstream, type EchoedRequest } from '@svc/testing/echo-upstream';
 import { freePort } from '@svc/testing/free-port';
 import { addUsersToPostgres } from '@svc/testing/many-users';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '@svc/testing/otlp-receiver';
@@ -151,6 +152,22 @@ describe('proxy -> A, traced (OTLP JSON)', () => {
     const upstream = only(spans, 'A server span', (s) => s.service === 'simple');
     expect(upstream).toMatchObject({ parentSpanId: relay.spanId, name: 'GET /api/users', kind: SPAN_KIND.server });
     expectEveryParentExported(spans, client.spanId);
+  });
+
+  it("a trace the client sampled out (flag 00) is exported by no one, and the proxy passes the decision on in the trace's id", async () => {
+    const upstream = await startEchoUpstream();
+    try {
+      const proxy = await start('proxy', { UPSTREAM_URL: upstream.url, METRICS_PORT: 'off', ...tracedTo() });
+      const client = clientTrace();
+      const sampledOut = client.traceparent.replace(/-01$/, '-00');
+      const echoed = (await (await fetch(`${proxy.baseUrl}/`, { headers: { traceparent: sampledOut } })).json()) as EchoedRequest;
+      await stopAll(proxy);
+      expect(echoed.headers.traceparent).toMatch(new RegExp(`^00-${client.traceId}-[0-9a-f]{16}-00$`));
+      expect(echoed.headers.traceparent).not.toBe(sampledOut);
+      expect(receiver.spans).toEqual([]);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('with tracing off in the proxy, the client traceparent reaches A unchanged', async () => {

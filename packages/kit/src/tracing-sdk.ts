@@ -153,25 +153,23 @@ export async function createTracer(config: TracingConfig, logger: Logger): Promi
   const tracer = provider.getTracer('@svc/kit');
 
   return {
+    // A span sampled out (1% sampling: most of them) is only a context: it is given no attributes
+    // and nothing ends it, but its traceparent (flag 00) still goes on, so downstream agrees.
     serve(request, response, handle) {
       const parent = propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter);
       const method = request.method ?? 'GET';
-      const url = request.url ?? '/';
-      const query = url.indexOf('?');
-      const span = tracer.startSpan(
-        method,
-        {
-          kind: SpanKind.SERVER,
-          attributes: {
-            [ATTR_HTTP_REQUEST_METHOD]: method,
-            [ATTR_URL_PATH]: query < 0 ? url : url.slice(0, query),
-            [ATTR_URL_SCHEME]: 'http',
-          },
-        },
-        parent,
-      );
-      (request as Spanned)[spanKey] = span;
-      response.once('close', endServerSpan);
+      const span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent);
+      if (span.isRecording()) {
+        const url = request.url ?? '/';
+        const query = url.indexOf('?');
+        span.setAttributes({
+          [ATTR_HTTP_REQUEST_METHOD]: method,
+          [ATTR_URL_PATH]: query < 0 ? url : url.slice(0, query),
+          [ATTR_URL_SCHEME]: 'http',
+        });
+        (request as Spanned)[spanKey] = span;
+        response.once('close', endServerSpan);
+      }
       context.with(trace.setSpan(parent, span), handle);
     },
 
@@ -181,22 +179,17 @@ export async function createTracer(config: TracingConfig, logger: Logger): Promi
       span?.updateName(`${request.method ?? 'GET'} ${route}`);
     },
 
-    outgoing(method, origin, path, headers): OutgoingSpan {
+    outgoing(method, origin, path, headers): OutgoingSpan | undefined {
       const parent = context.active();
-      const span = tracer.startSpan(
-        method,
-        {
-          kind: SpanKind.CLIENT,
-          attributes: {
-            [ATTR_HTTP_REQUEST_METHOD]: method,
-            [ATTR_URL_FULL]: `${origin.origin}${path}`,
-            [ATTR_SERVER_ADDRESS]: origin.hostname,
-            [ATTR_SERVER_PORT]: Number(origin.port || 80),
-          },
-        },
-        parent,
-      );
+      const span = tracer.startSpan(method, { kind: SpanKind.CLIENT }, parent);
       propagator.inject(trace.setSpan(parent, span), headers, headerSetter);
+      if (!span.isRecording()) return undefined;
+      span.setAttributes({
+        [ATTR_HTTP_REQUEST_METHOD]: method,
+        [ATTR_URL_FULL]: `${origin.origin}${path}`,
+        [ATTR_SERVER_ADDRESS]: origin.hostname,
+        [ATTR_SERVER_PORT]: Number(origin.port || 80),
+      });
       return {
         end({ status, error } = {}) {
           if (error !== undefined) return endWithError(span, error);
@@ -211,7 +204,8 @@ export async function createTracer(config: TracingConfig, logger: Logger): Promi
 
     statement<T>({ system, operation, collection }: Statement, run: () => T): T {
       const parent = context.active();
-      if (trace.getSpan(parent) === undefined) return run();
+      // Outside a request, or in one sampled out: no span.
+      if (trace.getSpan(parent)?.isRecording() !== true) return run();
       const summary = collection === undefined ? operation : `${operation} ${collection}`;
       const span = tracer.startSpan(
         summary,

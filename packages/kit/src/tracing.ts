@@ -36,8 +36,11 @@ export interface Tracer {
   serve(request: IncomingMessage, response: ServerResponse, handle: () => void): void;
   /** Names the request's server span after the route template it was routed to. */
   route(request: IncomingMessage, route: string): void;
-  /** Starts a client span for `path` at `origin`, child of the active span, and sets its `traceparent` in `headers`. */
-  outgoing(method: string, origin: URL, path: string, headers: OutgoingHeaders): OutgoingSpan;
+  /**
+   * Sets a `traceparent` in `headers` for a call to `path` at `origin`, child of the active span: a
+   * client span's, returned to be ended; undefined when the trace is sampled out (nothing to end).
+   */
+  outgoing(method: string, origin: URL, path: string, headers: OutgoingHeaders): OutgoingSpan | undefined;
   /** Runs a statement in a span, child of the active span; a statement outside any request gets none. */
   statement<T>(statement: Statement, run: () => T): T;
   /** trace_id and span_id of the active span, for the log line written now; an empty object outside one. */
@@ -87,7 +90,7 @@ export function traceRequests(server: Server, activeTracer: Tracer): void {
   });
 }
 
-/** A client span for an outgoing HTTP call, its `traceparent` set in `headers`; undefined with tracing off. */
+/** A client span for an outgoing HTTP call, its `traceparent` set in `headers`; undefined with tracing off or the trace sampled out. */
 export const startOutgoingSpan = (method: string, origin: URL, path: string, headers: OutgoingHeaders): OutgoingSpan | undefined =>
   activeTracer?.outgoing(method, origin, path, headers);
 
