@@ -208,8 +208,13 @@ describe('statement spans on SQLite', () => {
       body: JSON.stringify(user),
     });
     expect(created.status).toBe(201);
+    // Refused before its handler runs (validation): named after its route all the same.
+    const invalid = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' };
+    expect((await fetch(`${database.baseUrl}/api/users`, invalid)).status).toBe(400);
     await stopAll(database);
-    const server = only(receiver.spans, 'server span', (s) => s.kind === SPAN_KIND.server && s.name === 'POST /api/users');
+    const posts = receiver.spans.filter((s) => s.kind === SPAN_KIND.server && s.name === 'POST /api/users');
+    expect(posts.map((s) => s.attributes['http.response.status_code'])).toEqual([201, 400]);
+    const server = posts[0] as ReceivedSpan;
     const insert = only(receiver.spans, 'INSERT span', (s) => s.name === 'INSERT users');
     expect(insert.parentSpanId).toBe(server.spanId);
     expect(insert.attributes).toMatchObject({ 'db.system': 'sqlite', 'db.operation.name': 'INSERT', 'db.collection.name': 'users' });
