@@ -154,11 +154,14 @@ export function createBackendClient(options: BackendClientOptions): BackendClien
       const options = { method, path: path + search, headers: requestHeaders, signal };
       // Tracing on: a client span whose traceparent the backend continues, ended with the backend's body.
       const span = startOutgoingSpan(method, url, options.path, requestHeaders);
-      const { statusCode, headers, body } = await send(options).catch((error: unknown) => {
-        span?.end({ error });
-        throw error;
-      });
-      if (span !== undefined) body.once('close', () => span.end({ status: statusCode }));
+      const sent = send(options);
+      if (span !== undefined) {
+        sent.then(
+          (answer) => answer.body.once('close', () => span.end({ status: answer.statusCode })),
+          (error: unknown) => span.end({ error }),
+        );
+      }
+      const { statusCode, headers, body } = await sent;
       try {
         if (statusCode < 200 || statusCode > 299) throw new BadStatusError(`backend answered ${statusCode}: ${await opening(body)}`);
         const contentType = single(headers['content-type']);
