@@ -8,7 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from './logger.js';
 import type { TracingConfig } from './tracing-config.js';
 
-/** A client span: an outgoing HTTP call, or a database statement. */
+/** The client span of an outgoing HTTP call. */
 export interface OutgoingSpan {
   /** Ends the span with the answer's status (HTTP), or the error that ended the call. */
   end(outcome?: { status?: number; error?: unknown }): void;
@@ -60,7 +60,7 @@ export async function startTracing(config: TracingConfig, logger: Logger): Promi
   activeTracer = await createTracer(config, logger);
 }
 
-/** Stops tracing (for tests that start it in-process): buffered spans are exported first. */
+/** Stops tracing at exit (runService): the spans still buffered are exported first. */
 export async function stopTracing(): Promise<void> {
   const stopped = activeTracer;
   activeTracer = undefined;
