@@ -3,7 +3,7 @@
  * beside a baseline measured in the same run, on a pinned core (method: bench/README.md).
  * Each scenario's figures go to bench/results/<scenario>.json with the date, machine and load
  * average; `npm run bench:report` renders docs/performance.md from those files. Options:
- *   --only a,proxy,b,c,size,flood   scenarios to run (default all)
+ *   --only a,proxy,b,c,size,flood,traces   scenarios to run (default all)
  *   --quick                   a smoke run: one 1 s round per server and route, no warm-up (default: five of 3 s)
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
  *   --sizes 10000,100000,1000000   users in the table for the size scenario (default these)
@@ -24,6 +24,7 @@ import { formatFloodTable, runFlood, type FloodRow } from './scenarios/flood.js'
 import { runProxy } from './scenarios/proxy.js';
 import { runSimple } from './scenarios/simple.js';
 import { defaultSizes, runSize, type SizeRow } from './scenarios/size.js';
+import { runTraces } from './scenarios/traces.js';
 import { runTwoTier } from './scenarios/two-tier.js';
 import { repoRoot } from './server-process.js';
 import type { ScenarioResult, TargetCheck } from './targets.js';
@@ -40,6 +41,7 @@ const scenarios: Record<ScenarioId, Scenario> = {
   c: runTwoTier,
   size: runSize,
   flood: runFlood,
+  traces: runTraces,
 };
 
 const { values } = parseArgs({

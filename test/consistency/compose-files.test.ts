@@ -1,6 +1,6 @@
 import { imageOf, services, stackNames, stacks, type StackMember, type StackName } from '@svc/manifest';
 import { describe, expect, it } from 'vitest';
-import { composeServices, dependenciesOf, environmentOf, publishedPorts, type ComposeService } from './support/compose.js';
+import { composeServices, dependenciesOf, environmentOf, passedThroughOf, publishedPorts, type ComposeService } from './support/compose.js';
 import { readRepoFile, repoFileExists } from './support/repo-files.js';
 
 const membersOf = (stack: StackName): readonly StackMember[] => stacks[stack].members;
@@ -160,6 +160,26 @@ describe.each(deployFiles)('%s keeps secrets out of environments', (path) => {
       expect(service.secrets ?? [], `${as}: secrets`).toEqual(
         Object.keys(environmentOf(service)).some((n) => n.endsWith('_FILE')) ? ['db-password'] : [],
       );
+    }
+  });
+});
+
+/** The OTEL_* variables our services take from where a file is deployed (docs/observability-traces.md). */
+const tracingVariables = [
+  'OTEL_EXPORTER_OTLP_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'OTEL_TRACES_SAMPLER',
+  'OTEL_TRACES_SAMPLER_ARG',
+  'OTEL_SDK_DISABLED',
+];
+
+describe.each(deployFiles)('%s passes tracing through', (path) => {
+  it('gives each of our services the OTEL_* variables of where it is deployed, unset by default; nothing else is passed through', () => {
+    for (const [as, service] of Object.entries(composeServices(path))) {
+      const ours = service.image?.startsWith('sample-') === true;
+      expect(passedThroughOf(service), as).toEqual(ours ? tracingVariables : []);
     }
   });
 });

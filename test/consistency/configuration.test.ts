@@ -42,9 +42,10 @@ async function readersFromCode(): Promise<Readers> {
   return readers;
 }
 
-/** docs/configuration.md's table as variable -> services; `all` is every manifest service. */
+/** docs/configuration.md's tables as variable -> services; `all` is every manifest service. */
 function readersFromPage(): Readers {
-  const table = tableWithHeader(readRepoFile('docs/configuration.md'), ['Variable', 'Services', 'Default', 'Meaning']);
+  const page = readRepoFile('docs/configuration.md');
+  const table = tableWithHeader(page, ['Variable', 'Services', 'Default', 'Meaning']);
   const readers: Readers = {};
   for (const [variable = '', listed = ''] of table.rows) {
     const named = [...listed.matchAll(/`([^`]+)`/g)].map((m) => m[1] as ServiceName);
@@ -54,6 +55,10 @@ function readersFromPage(): Readers {
       `${variable}: services not in the manifest`,
     ).toEqual([]);
     readers[variable.replaceAll('`', '')] = services;
+  }
+  // The OTEL_* variables have a table of their own: every service reads them (the kit does).
+  for (const [variable = ''] of tableWithHeader(page, ['Tracing variable', 'Default', 'Meaning']).rows) {
+    readers[variable.replaceAll('`', '')] = serviceNames;
   }
   return readers;
 }

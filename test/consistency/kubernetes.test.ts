@@ -384,6 +384,10 @@ describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
     expect(secretFileOf(workload, passwordFile)).toMatchObject({ secretName: dbSecret, key: dbPassword?.key });
   });
 
+  it.each(members)('gives $as the OTEL_* variables of the optional ConfigMap opentelemetry (traces off without it)', (member) => {
+    expect(containerOf(deployment(member.as)).envFrom).toEqual([{ configMapRef: { name: 'opentelemetry', optional: true } }]);
+  });
+
   it.each(members)("probes $as: readiness GET /ready, startup and liveness GET /health on its port, with the image's timings", (member) => {
     const container = containerOf(deployment(member.as));
     const { startupProbe: startup, readinessProbe: readiness, livenessProbe: liveness } = container;

@@ -3,6 +3,8 @@
  * Every reader throws a ConfigError whose message names the variable and what is wrong,
  * so the entry point can print one line and exit 1 instead of failing later.
  */
+import { readTracingConfig, type TracingConfig } from './tracing-config.js';
+
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export class ConfigError extends Error {
@@ -79,6 +81,8 @@ export interface ServiceConfig {
   logFormat: LogFormat;
   /** Most client connections served at once; more wait for a place (connection-admission.ts). */
   maxConnections: number;
+  /** The OTEL_* variables: whether traces are exported, and how (tracing.ts). */
+  tracing: TracingConfig;
 }
 
 export type LogFormat = 'auto' | 'json' | 'pretty';
@@ -98,8 +102,8 @@ export interface ServiceIdentity {
   readonly startedMessage: string;
 }
 
-/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS). */
-export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'port' | 'modeVariables'>): ServiceConfig {
+/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, OTEL_*). */
+export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name' | 'port' | 'modeVariables'>): ServiceConfig {
   const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
   return {
     port: readPort(env, 'PORT', service.port),
@@ -111,5 +115,6 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'port
     logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
     // nginx's worker_connections of the spec: about 20 MB of heap with every one's request in flight.
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    tracing: readTracingConfig(env, service.name),
   };
 }

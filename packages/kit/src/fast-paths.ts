@@ -131,7 +131,7 @@ export function responseClass({ cors, closing, metrics }: ResponseOptions): type
   }
 
   class Metered<Request extends IncomingMessage = IncomingMessage> extends Response<Request> implements MeteredResponse {
-    /** The route's cells, set by its handler (meterRoutes); until then, and for requests no route takes, unmatched. */
+    /** The route's cells, set by its handler (labelRoutes); until then, and for requests no route takes, unmatched. */
     route: RouteCells | null = requests.unmatched;
     readonly startedAt = performance.now();
 
@@ -180,7 +180,7 @@ export type RawHandler = (request: IncomingMessage, response: ServerResponse) =>
 
 /**
  * 5. Fastify's listener on its server is replaced by one that gives each request its id and its
- * route's cells (as genReqId and meterRoutes do) and hands it to `handler`, skipping Fastify's
+ * route's cells (as genReqId and labelRoutes do) and hands it to `handler`, skipping Fastify's
  * routing, its request and reply objects and their hooks: for the proxy, which forwards every path
  * alike, about 2-3% of its CPU per request. Fastify still takes a request when `routed()` says so
  * (while closing, for its 503; with request logging on, for its lines), and inject()'s requests,

@@ -21,3 +21,6 @@ export { metricsOf, serveMetricsOnPort } from './metrics.js';
 export type { AppMetrics } from './metrics.js';
 export { meterStore, upstreamErrorCounter, upstreamErrorKind } from './service-metrics.js';
 export type { PoolStats, UpstreamErrorKind } from './service-metrics.js';
+export { startOutgoingSpan, traceStatement } from './tracing.js';
+export type { OutgoingHeaders, OutgoingSpan, Statement } from './tracing.js';
+export type { TracingConfig } from './tracing-config.js';

@@ -22,6 +22,8 @@ export interface LoggerOptions {
   format?: LogFormat;
   logDir?: string | undefined;
   level?: string;
+  /** Fields added to every line, e.g. the active span's trace_id and span_id (traceLogFields); none when unset. */
+  mixin?: () => Record<string, string>;
 }
 
 /**
@@ -45,5 +47,8 @@ export function createLogger(options: LoggerOptions): Logger {
     mkdirSync(options.logDir, { recursive: true });
     streams.push({ level: 'trace', stream: pino.destination({ dest: join(options.logDir, `${options.name}.log`), sync: true }) });
   }
-  return pino({ name: options.name, level: options.level ?? 'info', base: { pid: process.pid } }, pino.multistream(streams));
+  return pino(
+    { name: options.name, level: options.level ?? 'info', base: { pid: process.pid }, ...(options.mixin && { mixin: options.mixin }) },
+    pino.multistream(streams),
+  );
 }

@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { admitConnections } from './connection-admission.js';
 import { ConfigError, type Env, type ServiceConfig, type ServiceIdentity } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import type { App } from './server.js';
+import { startTracing, stopTracing, traceLogFields } from './tracing.js';
 
 export interface BuiltService {
   app: App;
@@ -51,6 +53,20 @@ function admitClients(app: App, maxConnections: number, logger: Logger): void {
 
 /** How long in-flight requests may take to finish after SIGTERM before we give up. */
 const SHUTDOWN_GRACE_MS = 10_000;
+/**
+ * At most this long, and within the grace period, the spans still buffered at exit are exported: a
+ * live collector takes them in milliseconds, and one that does not answer (the exporter retries
+ * for 10 s) must not hold the exit.
+ */
+const FLUSH_LIMIT_MS = 2_000;
+
+/** Exports the spans still buffered (tracing on), waiting no later than `deadline` (Date.now() time). */
+async function flushSpans(logger: Logger, deadline: number): Promise<void> {
+  const late = sleep(Math.max(0, Math.min(deadline - Date.now(), FLUSH_LIMIT_MS)), 'late', { ref: false });
+  if ((await Promise.race([stopTracing().then(() => 'flushed'), late])) === 'late') {
+    logger.warn(`the spans still buffered were dropped: the collector did not take them within ${FLUSH_LIMIT_MS} ms`);
+  }
+}
 
 function fail(name: string, message: string): never {
   process.stderr.write(`${name}: ${message}\n`);
@@ -81,7 +97,15 @@ export async function runService<Config extends ServiceConfig>(
   let logger: Logger;
   try {
     config = definition.readConfig(env);
-    logger = createLogger({ name, production: config.production, format: config.logFormat, logDir: config.logDir, level: config.logLevel });
+    logger = createLogger({
+      name,
+      production: config.production,
+      format: config.logFormat,
+      logDir: config.logDir,
+      level: config.logLevel,
+      // With tracing on, every line written while serving a traced request carries its trace_id and span_id.
+      ...(config.tracing.enabled && { mixin: traceLogFields }),
+    });
   } catch (error) {
     if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
     throw error;
@@ -105,23 +129,31 @@ export async function runService<Config extends ServiceConfig>(
     closing = true;
     logger.info({ signal }, 'shutting down');
     if (app === undefined) process.exit(0); // nothing is served yet: nothing to drain
+    // The flush ends before the grace period does, so the exit is never the forced one.
+    const deadline = Date.now() + SHUTDOWN_GRACE_MS - 500;
     setTimeout(() => {
       logger.error(`requests still running after ${SHUTDOWN_GRACE_MS} ms; exiting anyway`);
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
-    app.close().then(
-      () => {
-        logger.info('stopped');
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'error while closing');
-        process.exit(1);
-      },
-    );
+    app
+      .close()
+      .then(() => flushSpans(logger, deadline))
+      .then(
+        () => {
+          logger.info('stopped');
+          process.exit(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'error while closing');
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
+
+  // Before the app is built: its server and stores see whether tracing is on (tracing.ts).
+  if (config.tracing.enabled) await startTracing(config.tracing, logger);
 
   try {
     ({ app } = await definition.build({ config, logger }));

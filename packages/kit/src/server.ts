@@ -21,6 +21,7 @@ import { attachMetrics, createAppMetrics, metricsContentType, metricsText, type 
 import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
 import { closeQuietConnectionsOnClose } from './quiet-connections.js';
 import { assignRequestId, requestIdOf } from './request-id.js';
+import { traceRequests, tracer, type Tracer } from './tracing.js';
 
 /** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -91,16 +92,19 @@ function addMetricsRoute(app: App, metrics: AppMetrics): void {
 }
 
 /**
- * Wraps each route's handler to tell the response its route template, once per request, before
- * the handler runs: cheaper than a hook (a hook run per request), and the template, unlike the
- * URL, bounds the metrics' series.
+ * Wraps each route's handler to tell the response its route template (metrics) and name the
+ * request's span after it (tracing on), once per request, before the handler runs: cheaper than a
+ * hook (a hook run per request), and the template, unlike the URL, bounds the metrics' series.
  */
-function meterRoutes(app: App, metrics: AppMetrics): void {
+function labelRoutes(app: App, metrics: AppMetrics | undefined, tracing: Tracer | undefined): void {
+  if (metrics === undefined && tracing === undefined) return;
   app.addHook('onRoute', (route) => {
-    const cells = metrics.requests.forRoute(route.url);
+    const cells = metrics?.requests.forRoute(route.url);
+    const { url } = route;
     const handler = route.handler as RouteHandlerMethod;
-    route.handler = function meteredHandler(this: FastifyInstance, request, reply) {
-      meterAs(reply.raw, cells);
+    route.handler = function labelledHandler(this: FastifyInstance, request, reply) {
+      if (cells !== undefined) meterAs(reply.raw, cells);
+      if (tracing !== undefined) tracing.route(request.raw, url);
       return handler.call(this, request, reply);
     };
   });
@@ -219,14 +223,21 @@ export function createServer(options: ServerOptions): App {
     // Malformed URLs and header errors reach the client as JSON too.
     frameworkErrors: (error, _request, reply) => sendError(reply, 400, error.message),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App; // Fastify infers the logger type from the options; every service uses the base logger type
-  if (metrics !== undefined) {
-    attachMetrics(app, metrics);
-    meterRoutes(app, metrics);
-  }
+  if (metrics !== undefined) attachMetrics(app, metrics);
+  // Tracing on (an OTLP endpoint set): each request in its server span, named after its route.
+  const tracing = tracer();
+  labelRoutes(app, metrics, tracing);
   if (options.beforeRouting !== undefined) {
     const { route, handler } = options.beforeRouting;
-    answerBeforeRouting(app.server, () => closing || requestLogging, metrics?.requests.forRoute(route), handler);
+    const traced: RawHandler | undefined =
+      tracing &&
+      ((request, response) => {
+        tracing.route(request, route);
+        handler(request, response);
+      });
+    answerBeforeRouting(app.server, () => closing || requestLogging, metrics?.requests.forRoute(route), traced ?? handler);
   }
+  if (tracing !== undefined) traceRequests(app.server, tracing);
   app.server.headersTimeout = 10_000;
 
   // A second router that only knows which methods exist on which paths, so that a known
@@ -281,9 +292,10 @@ export function createServer(options: ServerOptions): App {
     // Fastify refuses a QUERY without a Content-Type before any route is looked up; no route takes
     // QUERY here, so it gets the answer of every other method a path does not take.
     if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') return answerUnrouted(request, reply);
-    // Failed before its handler (a body over the limit, malformed JSON): counted under its route all the same.
-    if (metrics !== undefined && !request.is404 && request.routeOptions.url !== undefined) {
-      meterAs(reply.raw, metrics.requests.forRoute(request.routeOptions.url));
+    // Failed before its handler (a body over the limit, malformed JSON): counted and named under its route all the same.
+    if (!request.is404 && request.routeOptions.url !== undefined) {
+      if (metrics !== undefined) meterAs(reply.raw, metrics.requests.forRoute(request.routeOptions.url));
+      tracing?.route(request.raw, request.routeOptions.url);
     }
     const { status, message } = answerFor(error, request.log, request);
     return sendError(reply, status, message);

@@ -3,7 +3,7 @@ import { ConfigError, readChoice, readPort, readServiceConfig, readUrl } from '.
 
 describe('configuration from the environment', () => {
   it('uses defaults when variables are unset or blank', () => {
-    expect(readServiceConfig({ PORT: ' ' }, { port: 3000, modeVariables: ['NODE_ENV'] })).toEqual({
+    expect(readServiceConfig({ PORT: ' ' }, { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] })).toEqual({
       port: 3000,
       host: '0.0.0.0',
       mode: 'development',
@@ -12,13 +12,14 @@ describe('configuration from the environment', () => {
       logLevel: 'info',
       logFormat: 'auto',
       maxConnections: 1024,
+      tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
 
   it('reads PORT, HOST, NODE_ENV, LOG_DIR, LOG_LEVEL and MAX_CONNECTIONS', () => {
     const config = readServiceConfig(
       { PORT: '8080', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_DIR: '/app/logs', LOG_LEVEL: 'debug', MAX_CONNECTIONS: '64' },
-      { port: 3000, modeVariables: ['NODE_ENV'] },
+      { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] },
     );
     expect(config).toEqual({
       port: 8080,
@@ -29,11 +30,12 @@ describe('configuration from the environment', () => {
       logLevel: 'debug',
       logFormat: 'auto',
       maxConnections: 64,
+      tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
 
   it('takes the run mode from the first variable set', () => {
-    const defaults = { port: 5000, modeVariables: ['FLASK_ENV', 'NODE_ENV'] };
+    const defaults = { name: 'svc', port: 5000, modeVariables: ['FLASK_ENV', 'NODE_ENV'] };
     expect(readServiceConfig({ FLASK_ENV: 'production', NODE_ENV: 'development' }, defaults).mode).toBe('production');
     expect(readServiceConfig({ NODE_ENV: 'production' }, defaults).production).toBe(true);
   });

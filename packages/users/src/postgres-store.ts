@@ -1,3 +1,4 @@
+import { traceStatement, type Statement } from '@svc/kit';
 import pg from 'pg';
 import { Coalescer } from './coalesce.js';
 import { CopyBatch, copyText } from './copy-batch.js';
@@ -60,6 +61,12 @@ FROM page`;
 const selectUsers = `SELECT ${columns} FROM users`;
 const insertText = `INSERT INTO users (name, email) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
 
+// The statements' summaries in their spans (tracing on): never their parameters.
+const selectStatement: Statement = { system: 'postgresql', operation: 'SELECT', collection: 'users' };
+const insertStatement: Statement = { system: 'postgresql', operation: 'INSERT', collection: 'users' };
+const copyStatement: Statement = { system: 'postgresql', operation: 'COPY', collection: 'users' };
+const probeStatement: Statement = { system: 'postgresql', operation: 'SELECT' };
+
 // SQLSTATE classes that mean "cannot reach or use the database right now": connection
 // exception, invalid authorization, invalid catalog name, insufficient resources,
 // operator intervention (shutdown, statement timeout), transaction rollback.
@@ -95,9 +102,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // query_timeout: its timer holds the query, and so the rows being read, from a long-lived
   // timer list, which moved every result into the old generation (measured with 100 rows:
   // garbage collection from 3% to 18% of the CPU, a quarter less throughput, +15 MB RSS).
-  const query = async (config: pg.QueryConfig): Promise<pg.QueryResult> => {
+  const query = async (config: pg.QueryConfig, statement: Statement): Promise<pg.QueryResult> => {
     try {
-      return await withTimeout(pool.query(config), QUERY_TIMEOUT_MS, 'the query');
+      return await traceStatement(statement, () => withTimeout(pool.query(config), QUERY_TIMEOUT_MS, 'the query'));
     } catch (error) {
       throw classify(error);
     }
@@ -129,7 +136,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
 
   const readPage = async (after: number, limit: number): Promise<UserPage> => {
     // Named statements are parsed once per connection.
-    const result = await query({ name: 'users-page', text: pageText, values: [after, limit] });
+    const result = await query({ name: 'users-page', text: pageText, values: [after, limit] }, selectStatement);
     const row = result.rows[0] as { json: string; last_id: number | null; more: boolean };
     return { json: row.json, lastId: row.last_id ?? undefined, more: row.more };
   };
@@ -151,17 +158,18 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       try {
         // pg-pool answers a Submittable through the callback it sets on it, as a promise (the
         // types only know the stream-like Submittables that return themselves).
-        return await batchSlots.run(() => {
+        const copy = (): Promise<UserBatch> => {
           const copied = pool.query(new CopyBatch(copyText(selectUsers, after, limit), limit)) as unknown as Promise<UserBatch>;
           return withTimeout(copied, QUERY_TIMEOUT_MS, 'the query');
-        });
+        };
+        return await batchSlots.run(() => traceStatement(copyStatement, copy));
       } catch (error) {
         throw classify(error);
       }
     },
     async create(user: NewUser) {
       await init();
-      const result = await query({ name: 'users-insert', text: insertText, values: [user.name, user.email] });
+      const result = await query({ name: 'users-insert', text: insertText, values: [user.name, user.email] }, insertStatement);
       const stored = result.rows[0] as User | undefined;
       if (stored === undefined) throw new DuplicateEmailError(user.email);
       return stored;
@@ -169,7 +177,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     async ping(timeoutMs: number) {
       try {
         // The pool's own timeouts end the query later; the probe's caller stops waiting now.
-        const result = await withTimeout(pool.query<{ ok: unknown }>('SELECT 1 AS ok'), timeoutMs, 'SELECT 1');
+        const probe = (): Promise<pg.QueryResult<{ ok: unknown }>> =>
+          withTimeout(pool.query<{ ok: unknown }>('SELECT 1 AS ok'), timeoutMs, 'SELECT 1');
+        const result = await traceStatement(probeStatement, probe);
         return Boolean(result.rows[0]?.ok);
       } catch {
         return false;

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { traceStatement, type Statement } from '@svc/kit';
 import Database from 'better-sqlite3';
 import { PageCache } from './page-cache.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserPage, type UserStore } from './user.js';
@@ -21,6 +22,11 @@ const PAGE_CACHE_BYTES = 4 * 1024 * 1024;
 
 // Codes meaning "the file is busy, unreadable or full", worth a retry rather than a bug report.
 const unavailableCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|NOMEM)/;
+
+// The statements' summaries in their spans (tracing on): never their parameters.
+const selectStatement: Statement = { system: 'sqlite', operation: 'SELECT', collection: 'users' };
+const insertStatement: Statement = { system: 'sqlite', operation: 'INSERT', collection: 'users' };
+const probeStatement: Statement = { system: 'sqlite', operation: 'SELECT' };
 
 function classify(error: unknown): unknown {
   const code = (error as { code?: unknown }).code;
@@ -66,9 +72,10 @@ export function createSqliteStore(dataDir: string): UserStore {
     return { json: row?.json ?? '', lastId, more: lastId !== undefined && after.get(lastId) === 1 };
   };
 
-  const run = <T>(action: () => T): Promise<T> => {
+  /** The action's result, its error classified; in a span of `statement` when tracing is on. */
+  const run = <T>(action: () => T, statement?: Statement): Promise<T> => {
     try {
-      return Promise.resolve(action());
+      return Promise.resolve(statement === undefined ? action() : traceStatement(statement, action));
     } catch (error) {
       return Promise.reject(classify(error));
     }
@@ -86,16 +93,16 @@ export function createSqliteStore(dataDir: string): UserStore {
         }
         if (from !== 0) return readPage(from, limit);
         return cache.get(from, limit) ?? cache.set(from, limit, readPage(from, limit));
-      }),
+      }, selectStatement),
     create: (user: NewUser) =>
       run(() => {
         cachedVersion = undefined;
         const stored = insert.get(user.name, user.email);
         if (stored === undefined) throw new DuplicateEmailError(user.email);
         return stored;
-      }),
+      }, insertStatement),
     // Synchronous, so it cannot hang beyond the busy timeout; the bound is kept by the interface.
-    ping: () => run(() => Boolean(probe.get()?.ok)).catch(() => false),
+    ping: () => run(() => Boolean(probe.get()?.ok), probeStatement).catch(() => false),
     close: () => run(() => void db.close()),
   };
 }

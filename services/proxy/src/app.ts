@@ -1,5 +1,15 @@
 import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
-import { answerError, createServer, errorAnswer, notInDocument, requestIdOf, serveMetricsOnPort, type App, type Logger } from '@svc/kit';
+import {
+  answerError,
+  createServer,
+  errorAnswer,
+  notInDocument,
+  requestIdOf,
+  serveMetricsOnPort,
+  startOutgoingSpan,
+  type App,
+  type Logger,
+} from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
@@ -117,7 +127,7 @@ export function createProxyApp(options: ProxyAppOptions): App {
   // The relay answers on Node's response: the upstream's response, or the JSON error when the
   // upstream failed before one began; a request that cannot be forwarded is answered here.
   function forwardRaw(request: IncomingMessage, response: ServerResponse): void {
-    let sent: UpstreamRequest;
+    let sent: UpstreamRequest & { headers: string[] };
     try {
       const target = requestTarget(request.url ?? '/', request.headers.host);
       sent = {
@@ -132,7 +142,19 @@ export function createProxyApp(options: ProxyAppOptions): App {
       answerError(response, error, app.log);
       return;
     }
+    traceRelay(sent, response);
     new ResponseRelay(response, upstream, sent, app.log).start();
+  }
+  /**
+   * Tracing on: a span around the relay, whose traceparent replaces the client's upstream; it ends
+   * with the client's response. Off, the client's traceparent goes upstream unchanged, as nginx's.
+   */
+  function traceRelay(sent: UpstreamRequest & { headers: string[] }, response: ServerResponse): void {
+    const span = startOutgoingSpan(sent.method, options.upstream, sent.path, sent.headers);
+    if (span === undefined) return;
+    response.once('close', () =>
+      span.end(response.writableFinished ? { status: response.statusCode } : { error: new Error('the response was cut before its end') }),
+    );
   }
   // The requests Fastify routes (see beforeRouting) are forwarded the same way, off its reply.
   function forward(request: FastifyRequest, reply: FastifyReply): void {

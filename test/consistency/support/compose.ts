@@ -5,7 +5,7 @@ import { readRepoFile } from './repo-files.js';
 export interface ComposeService {
   image?: string;
   build?: { context?: string; args?: Record<string, string> };
-  environment?: Record<string, string> | string[];
+  environment?: Record<string, string | null> | string[];
   /** Short syntax `host:container`, or long syntax as in the swarm file. */
   ports?: (string | { target: number; published: string | number })[];
   depends_on?: string[] | Record<string, unknown>;
@@ -16,11 +16,23 @@ export function composeServices(path: string): Record<string, ComposeService> {
   return (parse(readRepoFile(path), { merge: true }) as { services: Record<string, ComposeService> }).services;
 }
 
-/** The environment as a map, whichever of the two syntaxes the file uses. */
-export function environmentOf(service: ComposeService): Record<string, string> {
+/** The environment as a map, whichever of the two syntaxes the file uses; null for a variable passed through (no value). */
+function variablesOf(service: ComposeService): Record<string, string | null> {
   const env = service.environment ?? {};
-  return Array.isArray(env) ? Object.fromEntries(env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])) : env;
+  if (!Array.isArray(env)) return env;
+  return Object.fromEntries(env.map((e) => (e.includes('=') ? [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)] : [e, null])));
 }
+
+/** The variables the file sets, as a map. */
+export function environmentOf(service: ComposeService): Record<string, string> {
+  return Object.fromEntries(Object.entries(variablesOf(service)).filter((entry): entry is [string, string] => entry[1] !== null));
+}
+
+/** The variables passed through from where the file is deployed (a name without a value), unset there: unset here. */
+export const passedThroughOf = (service: ComposeService): string[] =>
+  Object.entries(variablesOf(service))
+    .filter(([, value]) => value === null)
+    .map(([name]) => name);
 
 export function dependenciesOf(service: ComposeService): string[] {
   const deps = service.depends_on ?? [];

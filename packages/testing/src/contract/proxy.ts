@@ -51,6 +51,12 @@ export function proxyContract({ baseUrl, upstream, upstreamKeepAlive = true }: P
     expect(got.headers['content-type']).toBe('application/json');
   });
 
+  it('passes traceparent and tracestate on unchanged (tracing off)', async () => {
+    const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=opaque' };
+    const got = await echoed(baseUrl(), { path: '/traced', headers: trace });
+    expect(got.headers).toMatchObject(trace);
+  });
+
   it('forwards HEAD and returns the upstream headers without a body', async () => {
     const res = await send(baseUrl(), { method: 'HEAD', path: '/head' });
     expect(res.status).toBe(200);

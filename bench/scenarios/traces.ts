@@ -1,0 +1,97 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
+import { nodeServer, repoRoot, serviceServer, startServer, type ServerProcess } from '../server-process.js';
+import { atMost, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
+import { bareRelay } from './proxy.js';
+import { bareSimple } from './simple.js';
+
+/** The three ways a service runs: no endpoint (the SDK not loaded), every trace sampled, 1 in 100. */
+const modes = [
+  { label: 'tracing off', env: {} },
+  { label: 'tracing on', env: { OTEL_TRACES_SAMPLER: 'always_on' } },
+  { label: 'tracing 1%', env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.01' } },
+] as const;
+
+/**
+ * A collector stand-in on the bench's side: it takes every OTLP/HTTP export and answers 200 without
+ * decoding it, so the figures are what tracing costs the service, not what a collector does.
+ */
+async function startSink(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.once('end', () => response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A's ratio to bare node:http on GET / in the committed reference run of scenario a (bench/results/a.json), if there is one. */
+function referenceRatio(): number | undefined {
+  const file = join(repoRoot, 'bench/results/a.json');
+  if (!existsSync(file)) return undefined;
+  const { rows } = JSON.parse(readFileSync(file, 'utf8')) as { rows: Row[] };
+  return rows.find((row) => row.scenario === 'A' && row.route === 'GET /' && row.label === 'simple')?.ratio;
+}
+
+/**
+ * Traces: A and the TypeScript proxy with tracing off, on (every trace sampled) and on at 1%,
+ * exporting to a sink, beside bare node:http (A) and a bare undici relay (the proxy), all on the
+ * server core in the same rounds. Off is A as the other scenarios run it: its ratio is checked
+ * against the reference run's (issue 22: at most 3 points lower); the costs of on are reported.
+ */
+export async function runTraces(settings: RunSettings): Promise<ScenarioResult> {
+  const sink = await startSink();
+  const upstream = await startServer(nodeServer('bare upstream', bareSimple, {}, settings.cpus.other));
+  const started: ServerProcess[] = [upstream];
+  const start = async (
+    label: string,
+    service: 'simple' | 'proxy',
+    env: Record<string, string>,
+    traced: boolean,
+  ): Promise<ServerProcess> => {
+    const tracing: Record<string, string> = traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } : {};
+    const server = await startMeasured(serviceServer(label, service, { ...env, ...tracing }, settings.cpus.server), settings.startups);
+    started.push(server);
+    return server;
+  };
+  try {
+    const simples: ServerProcess[] = [];
+    const proxies: ServerProcess[] = [];
+    for (const mode of modes) {
+      const traced = mode.label !== 'tracing off';
+      simples.push(await start(`simple, ${mode.label}`, 'simple', mode.env, traced));
+      proxies.push(
+        await start(`proxy, ${mode.label}`, 'proxy', { ...mode.env, UPSTREAM_URL: upstream.baseUrl, METRICS_PORT: '0' }, traced),
+      );
+    }
+    const bare = await startServer(nodeServer('bare node:http', bareSimple, {}, settings.cpus.server));
+    const relay = await startServer(
+      nodeServer('bare node:http + undici', bareRelay, { BACKEND_URL: upstream.baseUrl }, settings.cpus.server),
+    );
+    started.push(bare, relay);
+
+    const rows: Row[] = [];
+    for (const path of ['/', '/api/users']) rows.push(...(await measureRoute('Traces A', getRoute(path), [...simples, bare], settings)));
+    rows.push(...(await measureRoute('Traces proxy', getRoute('/api/users'), [...proxies, relay], settings)));
+
+    // The costs of on and 1% are the rows' ratios to bare node:http beside off's (issue 22 bounds only off).
+    const targets: TargetCheck[] = [];
+    const reference = referenceRatio();
+    if (reference !== undefined) {
+      const now = throughputRatio(rows, 'GET /', simples[0]?.label ?? '', bare.label);
+      targets.push(
+        atMost('Traces A GET /: ratio to bare node:http, tracing off, points below the reference run', 100 * (reference - now), 3),
+      );
+    }
+    return { rows, targets };
+  } finally {
+    await Promise.all(started.map((server) => server.stop()));
+    await sink.close();
+  }
+}
