@@ -44,6 +44,11 @@ const about: Record<ScenarioId, { title: string; compares: string }> = {
     compares:
       'Tens of thousands of connections at once against each service with and without its connection cap, with `/health` probed throughout ([floods.md](floods.md)).',
   },
+  traces: {
+    title: 'Traces',
+    compares:
+      'A and the TypeScript proxy with tracing off, on (every trace sampled) and on at 1%, exporting to a sink, beside bare `node:http` and a bare undici relay in the same rounds ([observability-traces.md](observability-traces.md)).',
+  },
 };
 
 /** The committed results files (bench/results/<scenario>.json), in the suite's scenario order. */
