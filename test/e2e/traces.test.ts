@@ -72,7 +72,7 @@ const statementAttributes = ['db.collection.name', 'db.operation.name', 'db.quer
 describe.skipIf(postgres === undefined)('frontend -> backend -> PostgreSQL, traced (OTLP protobuf)', () => {
   it('is one trace: every parent exported, server, client and statement spans with their attributes, logs joined', async () => {
     const url = await postgres!.createDatabase();
-    // 12,000 users: the first page, then batches of 5,000 (COPY) written while the response streams.
+    // 12,000 users: the first page, then COPY batches written while the response streams.
     await addUsersToPostgres(url, 12_000);
     const debug = { LOG_LEVEL: 'debug', LOG_FORMAT: 'json' };
     const backend = await start('backend', { DATABASE_URL: url, ...debug, ...tracedTo() });
@@ -106,7 +106,13 @@ describe.skipIf(postgres === undefined)('frontend -> backend -> PostgreSQL, trac
     expect(backendServer.attributes).toMatchObject({ 'http.route': '/api/users', 'http.response.status_code': 200 });
 
     const statements = spans.filter((s) => s.service === 'backend' && s.kind === SPAN_KIND.client);
-    expect(statements.map((s) => s.name).sort()).toEqual(['COPY users', 'COPY users', 'COPY users', 'SELECT users']);
+    // The first page, then COPY batches sized to the client's pace (list-stream.ts): how many depends on it.
+    const names = statements.map((s) => s.name).sort();
+    expect(
+      names.filter((name) => name !== 'COPY users'),
+      `statements ${names.join(', ')}`,
+    ).toEqual(['SELECT users']);
+    expect(names.length, `statements ${names.join(', ')}`).toBeGreaterThanOrEqual(3);
     for (const statement of statements) {
       expect(statement.parentSpanId).toBe(backendServer.spanId);
       expect(statement.attributes).toMatchObject({ 'db.system': 'postgresql', 'db.query.summary': statement.name });
