@@ -1,5 +1,5 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { errorAnswer } from '@svc/kit';
+import { errorAnswer, textAnswer } from '@svc/kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { loadPageFiles, type PageFiles, type StaticFile } from './page-files.js';
@@ -40,12 +40,6 @@ function sendFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile
 
 const notModified = Type.Null({ description: 'Not modified: If-None-Match names the current ETag; no body' });
 
-/** A 200 answer of text in one of `types`, documented as such (the kit's JSON errors stay JSON). */
-const text = (description: string, types: string[]) => ({
-  description,
-  content: Object.fromEntries(types.map((type) => [type, { schema: Type.String() }])),
-});
-
 /**
  * GET /: the users page for people, and GET /assets/<build>/<file>: its stylesheet, icon and
  * script modules. Every answer carries a strong ETag and the security headers.
@@ -55,7 +49,7 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
     const page = {
       summary: 'The users page: the list of /api/users as a table, for people',
       tags: ['page'],
-      response: { 200: text('The page', ['text/html']), 304: notModified },
+      response: { 200: textAnswer('The page', ['text/html']), 304: notModified },
     };
     app.get('/', { schema: page }, (request, reply) => {
       sendFile(request, reply, files.page, pageCaching);
@@ -69,7 +63,7 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
         file: Type.String({ description: 'The file', examples: ['main.js', 'page.css', 'icon.svg'] }),
       }),
       response: {
-        200: text('The file', ['text/javascript', 'text/css', 'image/svg+xml']),
+        200: textAnswer('The file', ['text/javascript', 'text/css', 'image/svg+xml']),
         304: notModified,
         404: errorAnswer('No such file in the running build', 'Not found: GET /assets/0/main.js'),
       },
