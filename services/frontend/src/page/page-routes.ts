@@ -58,9 +58,10 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
     const asset = {
       summary: "A file of the users page: its script modules, stylesheet or icon, under the build's own path",
       tags: ['page'],
+      // Exactly what is served: the running build and its files (another build or file is a 404).
       params: Type.Object({
-        build: Type.String({ description: 'The build the page names; another one is not found', examples: [files.build] }),
-        file: Type.String({ description: 'The file', examples: ['main.js', 'page.css', 'icon.svg'] }),
+        build: Type.String({ description: 'The build the page names', enum: [files.build] }),
+        file: Type.String({ description: 'The file', enum: [...files.assets.keys()] }),
       }),
       response: {
         200: textAnswer('The file', ['text/javascript', 'text/css', 'image/svg+xml']),
@@ -68,7 +69,8 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
         404: errorAnswer('No such file in the running build', 'Not found: GET /assets/0/main.js'),
       },
     };
-    app.get('/assets/:build/:file', { schema: asset }, (request, reply) => {
+    // The params document; the handler checks them, answering another build or file with the kit's 404, not a 400.
+    app.get('/assets/:build/:file', { schema: asset, validatorCompiler: () => () => true }, (request, reply) => {
       const file = request.params.build === files.build ? files.assets.get(request.params.file) : undefined;
       // As the kit answers an unknown path (its not-found handler would see a known route and say 405).
       if (file === undefined) void reply.code(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` });
