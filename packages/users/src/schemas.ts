@@ -1,5 +1,5 @@
 /** Schemas of the user routes: one User schema for POST and list keeps their bytes identical. */
-import { IsoTimestamp } from '@svc/kit';
+import { errorAnswer, IsoTimestamp } from '@svc/kit';
 import { Type, type Static } from 'typebox';
 import { MAX_ID, MAX_PAGE_SIZE } from './user.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from './validate.js';
@@ -31,15 +31,29 @@ export const UserList = Type.Array(User, {
 /**
  * Keyset pagination of the list; without `limit` the whole list comes, streamed. Documented
  * here, checked by parseListQuery (strictly: a coercing validator would take 1e2 or 1e400).
+ * No other parameter is taken.
  */
-export const ListQuery = Type.Object({
-  limit: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}; absent: every user` }),
-  ),
-  after: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: MAX_ID, description: 'Only users with a greater id: the last id of the page before (default 0)' }),
-  ),
-});
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}; absent: every user` }),
+    ),
+    after: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_ID,
+        description: 'Only users with a greater id: the last id of the page before (default 0)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The list's 400: what parseListQuery refuses. */
+export const BadListQuery = errorAnswer(
+  '`limit` or `after` is not an integer in its range, or another query parameter was given',
+  'Invalid query parameter limit: expected an integer from 1 to 1000',
+);
 
 /**
  * What a create request should send. Documented, not enforced by the schema: parseNewUser checks
