@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { Type } from 'typebox';
+import { textAnswer } from './schemas.js';
 import { sendUnchecked, type App } from './server.js';
 
 const page = `<!doctype html>
@@ -16,32 +16,26 @@ const page = `<!doctype html>
 </html>
 `;
 const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#api', deepLinking: true });\n`;
-const assets: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
-};
+/** Swagger UI's files by media type (each is sent as UTF-8 text). */
+const assets: Record<string, string> = { 'swagger-ui.css': 'text/css', 'swagger-ui-bundle.js': 'text/javascript' };
 // Swagger UI styles some elements inline; everything else comes from this server.
 const policy = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'";
 
 const assetDir = (): string => dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
 export function addDocsPage(app: App): void {
-  const html = { 200: Type.String({ description: 'The page', contentMediaType: 'text/html' }) };
-  app.get(
-    '/docs',
-    { schema: { summary: 'A readable page of this API (Swagger UI)', tags: ['docs'], produces: ['text/html'], response: html } },
-    (_r, reply) => {
-      void reply.type('text/html; charset=utf-8').header('content-security-policy', policy).send(page);
-    },
-  );
-  const script = { 200: Type.String({ description: 'The file' }) };
-  const asset = (summary: string) => ({ schema: { summary, tags: ['docs'], response: script } });
-  app.get('/docs/init.js', asset('Starts Swagger UI on /openapi.json'), (_r, reply) => {
-    void reply.type('text/javascript; charset=utf-8').send(init);
+  // Documented with the media type each answers with; their errors are the kit's JSON ones.
+  const docs = (summary: string, type: string) => ({ schema: { summary, tags: ['docs'], response: { 200: textAnswer(summary, [type]) } } });
+  const utf8 = (type: string): string => `${type}; charset=utf-8`;
+  app.get('/docs', docs('A readable page of this API (Swagger UI)', 'text/html'), (_r, reply) => {
+    void reply.type(utf8('text/html')).header('content-security-policy', policy).send(page);
+  });
+  app.get('/docs/init.js', docs('Starts Swagger UI on /openapi.json', 'text/javascript'), (_r, reply) => {
+    void reply.type(utf8('text/javascript')).send(init);
   });
   for (const [file, type] of Object.entries(assets)) {
-    app.get(`/docs/${file}`, asset(`Swagger UI's ${file}`), (_r, reply) => {
-      sendUnchecked(reply.type(type).header('cache-control', 'public, max-age=86400'), createReadStream(join(assetDir(), file)));
+    app.get(`/docs/${file}`, docs(`Swagger UI's ${file}`, type), (_r, reply) => {
+      sendUnchecked(reply.type(utf8(type)).header('cache-control', 'public, max-age=86400'), createReadStream(join(assetDir(), file)));
     });
   }
 }

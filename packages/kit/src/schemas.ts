@@ -11,6 +11,15 @@ export type ErrorBody = Static<typeof ErrorBody>;
 export const errorAnswer = (description: string, example?: string) =>
   Type.Object(ErrorBody.properties, { description, ...(example === undefined ? {} : { examples: [{ error: example }] }) });
 
+/**
+ * A 200 answer of text in one of `types` (a page, a script, a stylesheet), documented as such:
+ * only this status gets these types, the kit's errors on the same route stay JSON.
+ */
+export const textAnswer = (description: string, types: readonly string[]) => ({
+  description,
+  content: Object.fromEntries(types.map((type) => [type, { schema: Type.String() }])),
+});
+
 /** An ISO 8601 timestamp in UTC with milliseconds and `Z`, as every service writes them. */
 export const IsoTimestamp = Type.String({
   description: 'ISO 8601 in UTC, with milliseconds',

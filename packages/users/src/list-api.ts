@@ -3,4 +3,4 @@
  * frontend) needs, importable without loading the PostgreSQL and SQLite drivers.
  */
 export { parseListQuery, type ListRequest } from './list-query.js';
-export { ListQuery, User, UserList } from './schemas.js';
+export { BadListQuery, ListQuery, User, UserList } from './schemas.js';

@@ -7,13 +7,19 @@ export interface ListRequest {
   limit: number | undefined;
 }
 
+/** The list's only query parameters (ListQuery). */
+const listParameters = new Set(['limit', 'after']);
+
 /**
  * Reads `limit` and `after` from a parsed query string, strictly: decimal digits only (no sign,
  * exponent, fraction or space, which a coercing schema validator lets through as 1e2 or
- * Infinity), in range, given once. A bad value is a 400 naming the parameter. Other parameters
- * are ignored, as they always were.
+ * Infinity), in range, given once. A bad value is a 400 naming the parameter, and so is any other
+ * parameter: a misspelt `limt=10` would otherwise get the whole list instead of a page.
  */
 export function parseListQuery(query: Record<string, unknown>): ListRequest {
+  for (const name of Object.keys(query)) {
+    if (!listParameters.has(name)) throw new HttpError(400, `Unknown query parameter ${name}: expected only limit and after`);
+  }
   return {
     after: readInteger(query, 'after', 0, MAX_ID) ?? 0,
     limit: readInteger(query, 'limit', 1, MAX_PAGE_SIZE),

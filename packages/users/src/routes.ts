@@ -3,7 +3,7 @@ import { errorAnswer, HttpError, sendUnchecked, type ReadyCheck } from '@svc/kit
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { parseListQuery } from './list-query.js';
 import { STREAM_BATCH, streamList } from './list-stream.js';
-import { DatabaseStatus, ListQuery, NewUserBody, User, UserList } from './schemas.js';
+import { BadListQuery, DatabaseStatus, ListQuery, NewUserBody, User, UserList } from './schemas.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserPage, type UserStore } from './user.js';
 import { parseNewUser } from './validate.js';
 
@@ -62,10 +62,7 @@ export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox 
       querystring: ListQuery,
       response: {
         200: UserList,
-        400: errorAnswer(
-          '`limit` or `after` is not an integer in its range',
-          'Invalid query parameter limit: expected an integer from 1 to 1000',
-        ),
+        400: BadListQuery,
         503: unavailable,
       },
     };

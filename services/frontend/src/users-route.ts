@@ -1,12 +1,8 @@
 import { errorAnswer, sendUnchecked } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { ListQuery, parseListQuery, UserList } from '@svc/users/list-api';
+import { BadListQuery, ListQuery, parseListQuery, UserList } from '@svc/users/list-api';
 import type { BackendClient, UsersAnswer } from './backend-client.js';
 
-const badQuery = errorAnswer(
-  '`limit` or `after` is not an integer in its range',
-  'Invalid query parameter limit: expected an integer from 1 to 1000',
-);
 const fetchFailed = errorAnswer(
   'The backend failed before its body began: refused, no answer in time, non-2xx, or not JSON',
   'Failed to fetch users',
@@ -25,7 +21,7 @@ export function usersRoute(backend: BackendClient): FastifyPluginCallbackTypebox
         'to the next. When the backend fails after the first bytes, the response is cut, so it never parses as a shorter list.',
       tags: ['users'],
       querystring: ListQuery,
-      response: { 200: UserList, 400: badQuery, 500: fetchFailed },
+      response: { 200: UserList, 400: BadListQuery, 500: fetchFailed },
     };
     // ListQuery documents; parseListQuery checks, as the backend does, so a bad value gets the
     // backend's own 400 from here, without a backend call.

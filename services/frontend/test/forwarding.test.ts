@@ -171,7 +171,7 @@ describe('pagination through the frontend', () => {
     expect(backend.requests).toEqual(['HEAD /api/users?limit=3']);
   });
 
-  it.each(['limit=0', 'limit=1001', 'limit=abc', 'limit=1e2', 'after=-1', 'after=2147483648'])(
+  it.each(['limit=0', 'limit=1001', 'limit=abc', 'limit=1e2', 'after=-1', 'after=2147483648', 'limt=10'])(
     'answers ?%s with 400 JSON naming the parameter, without calling the backend',
     async (query) => {
       backend = await startFakeBackend();

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { indexOfName, requestIdHeader } from '@svc/kit';
-import { util } from 'undici';
 
 /**
  * Headers that describe one connection rather than the message (RFC 9110 7.6.1), so a
@@ -13,12 +12,13 @@ const replacedOnRequest = new Set([...hopByHop, 'expect', 'host', 'x-real-ip', '
 /** Server name used as Host when the client sent none (HTTP/1.0), as nginx's `server_name localhost`. */
 const defaultHost = 'localhost';
 
-/** Names listed in a Connection header are hop-by-hop too; usually there are none to add. */
+/** Names listed in the Connection headers are hop-by-hop too; usually there are none to add. */
 function connectionTokens(connection: string | string[] | undefined): Set<string> | undefined {
   // The common values name no header: skip the split on the hot path.
-  if (typeof connection !== 'string' || connection === 'keep-alive' || connection === 'close') return undefined;
+  const value = Array.isArray(connection) ? connection.join(',') : connection;
+  if (value === undefined || value === 'keep-alive' || value === 'close') return undefined;
   let tokens: Set<string> | undefined;
-  for (const token of connection.toLowerCase().split(',')) {
+  for (const token of value.toLowerCase().split(',')) {
     const name = token.trim();
     if (name === '' || name === 'close' || name === 'keep-alive') continue;
     (tokens ??= new Set()).add(name);
@@ -28,6 +28,23 @@ function connectionTokens(connection: string | string[] | undefined): Set<string
 
 function isHopByHop(name: string, set: Set<string>, named: Set<string> | undefined): boolean {
   return set.has(name) || name.startsWith('proxy-') || (named !== undefined && named.has(name));
+}
+
+/**
+ * The end-to-end headers of a message as the flat [name, value, ...] list undici takes and Node
+ * writes as it is (no header object per message): those in `dropped`, those the Connection header
+ * names and Proxy-* are left out; a name given more than once (Set-Cookie) keeps every value, in order.
+ */
+function endToEnd(headers: IncomingHttpHeaders, dropped: Set<string>): string[] {
+  const named = connectionTokens(headers.connection);
+  const out: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || isHopByHop(name, dropped, named)) continue;
+    if (typeof value === 'string') out.push(name, value);
+    else for (const item of value) out.push(name, item);
+  }
+  return out;
 }
 
 /**
@@ -53,14 +70,7 @@ export function upstreamRequestHeaders(
   clientAddress: string,
   requestId: string,
 ): string[] {
-  const named = connectionTokens(headers.connection);
-  const out: string[] = [];
-  for (const name in headers) {
-    const value = headers[name];
-    if (value === undefined || isHopByHop(name, replacedOnRequest, named)) continue;
-    if (typeof value === 'string') out.push(name, value);
-    else for (const item of value) out.push(name, item);
-  }
+  const out = endToEnd(headers, replacedOnRequest);
   const chain = headers['x-forwarded-for'];
   out.push(
     'host',
@@ -75,29 +85,13 @@ export function upstreamRequestHeaders(
   return out;
 }
 
-/** A header name as undici reads it: a Buffer, lower-cased (common names from a table, no new string). */
-const nameOf = (name: Buffer | string): string => (typeof name === 'string' ? name.toLowerCase() : util.headerNameToString(name));
-const valueOf = (value: Buffer | string): string => (typeof value === 'string' ? value : value.toString('latin1'));
-
 /**
- * The upstream's response headers for the client, from the flat [name, value, ...] list undici
- * reads off the wire, without the hop-by-hop ones, as a flat list again: Node writes it as it is
- * (no header object per response), and a name that comes more than once (Set-Cookie) keeps every
- * value, in order. Node frames the body itself.
+ * The upstream's response headers for the client: its end-to-end ones, from the object undici
+ * parsed them into (names in lower case, values latin1, a repeated name's values in an array).
+ * Node frames the body itself.
  */
-export function clientResponseHeaders(raw: readonly (Buffer | string)[]): string[] {
-  const out: string[] = [];
-  let connection: string | undefined;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = nameOf(raw[i] as Buffer | string);
-    const value = valueOf(raw[i + 1] as Buffer | string);
-    if (name === 'connection') connection = connection === undefined ? value : `${connection}, ${value}`;
-    out.push(name, value);
-  }
-  const named = connectionTokens(connection);
-  // Most answers have no hop-by-hop header: the list is then kept as it is.
-  for (let i = out.length - 2; i >= 0; i -= 2) if (isHopByHop(out[i] as string, hopByHop, named)) out.splice(i, 2);
-  return out;
+export function clientResponseHeaders(headers: IncomingHttpHeaders): string[] {
+  return endToEnd(headers, hopByHop);
 }
 
 /** The Content-Length of a flat header list as a number, NaN when it has none. */

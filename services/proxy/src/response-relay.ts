@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { answerError, HttpError, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
 import type { FastifyBaseLogger } from 'fastify';
@@ -40,12 +40,10 @@ function clientClosed(this: RelayedResponse): void {
  * idempotent and its connection was lost before any answer (a reset, the upstream closing).
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
-  /** Ends the upstream request (undici's, given when it is about to be written); undefined before. */
-  private abort: ((error?: Error) => void) | undefined;
-  /** Lets undici read the upstream's response again after the client's socket drained. */
-  private resume: (() => void) | undefined;
+  /** undici's control of the current attempt (abort, pause, resume), given just before the request is written; undefined before. */
+  private controller: Dispatcher.DispatchController | undefined;
   private target: UpstreamAddress | undefined;
-  /** undici calls onConnect on a connected socket just before it writes the request: until then it was never sent. */
+  /** undici calls onRequestStart on a connected socket just before it writes the request: until then it was never sent. */
   private sent = false;
   /** An answer began upstream (a 1xx included): never sent again from here on. */
   private answered = false;
@@ -77,53 +75,45 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   private send(target: UpstreamAddress): void {
     this.target = target;
     this.sent = false;
-    this.abort = undefined;
+    this.controller = undefined;
     target.pool.dispatch(this.request, this);
   }
 
   /** The client's connection closed: ends the upstream request unless the response was all written. */
   clientClosed(): void {
-    if (!this.response.writableFinished) this.abort?.(new Error('client closed the connection'));
+    if (!this.response.writableFinished) this.controller?.abort(new Error('client closed the connection'));
   }
 
-  // undici's own handler callbacks (Buffer headers, a boolean for backpressure), not the
-  // onRequestStart/onResponse* ones: undici wraps a handler of those in an adapter and a
-  // controller per request and turns the raw headers into an object first, which
-  // clientResponseHeaders then copied again; the raw list is read once here.
-
-  onConnect(abort: (error?: Error) => void): void {
-    this.abort = abort;
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
     this.sent = true;
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, upstreamHeaders: IncomingHttpHeaders): void {
     this.answered = true;
     // Informational answers (103 Early Hints) are dropped, as nginx drops them.
-    if (statusCode < 200) return true;
+    if (statusCode < 200) return;
     if (statusCode >= 500) countUpstreamError('bad_status');
-    this.resume = resume;
-    const headers = clientResponseHeaders(rawHeaders);
+    // The object undici always parses (reading controller.rawHeaders again would decode every header twice).
+    const headers = clientResponseHeaders(upstreamHeaders);
     this.remaining = declaredLength(headers);
     this.response.writeHead(statusCode, headers);
-    return true;
   }
 
-  /** False pauses the upstream's response until the client's socket drains. */
-  onData(chunk: Buffer): boolean {
-    if ((this.remaining -= chunk.length) === 0) {
-      this.response.end(chunk);
-      return true;
+  /** Pauses the upstream's response until the client's socket drains. */
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if ((this.remaining -= chunk.length) === 0) this.response.end(chunk);
+    else if (!this.response.write(chunk)) {
+      controller.pause();
+      this.response.once('drain', () => controller.resume());
     }
-    if (this.response.write(chunk)) return true;
-    this.response.once('drain', () => this.resume?.());
-    return false;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     if (!this.response.writableEnded) this.response.end();
   }
 
-  onError(error: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     // Every failed attempt counts, retried or not; not the client going away, nor a body over our limit.
     if (!this.response.destroyed && !(error instanceof HttpError)) countUpstreamError(upstreamErrorKind(error));
     if (this.response.headersSent) this.response.destroy(error);

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { IncomingHttpHeaders } from 'node:http';
+import { util } from 'undici';
 import { clientResponseHeaders, declaredLength, hostOf, upstreamRequestHeaders } from '../src/headers.js';
 
 /** The flat [name, value, ...] list as name -> values, to compare without caring for order. */
@@ -83,9 +85,9 @@ describe('upstreamRequestHeaders', () => {
 });
 
 describe('clientResponseHeaders', () => {
-  /** The raw list as undici reads it off the wire: names and values as Buffers, in order. */
-  const raw = (...pairs: [string, string][]): Buffer[] =>
-    pairs.flatMap(([name, value]) => [Buffer.from(name), Buffer.from(value, 'latin1')]);
+  /** The headers as undici hands them over: read off the wire as Buffers, in order, then parsed into an object. */
+  const raw = (...pairs: [string, string][]): IncomingHttpHeaders =>
+    util.parseHeaders(pairs.flatMap(([name, value]) => [Buffer.from(name), Buffer.from(value, 'latin1')]));
 
   it('keeps every end-to-end header, each Set-Cookie included, and drops hop-by-hop ones', () => {
     const headers = clientResponseHeaders(

@@ -67,6 +67,9 @@ export function paginationContract(baseUrl: () => string, ensureUsers: (count: n
     ['limit=1e2', 'limit'],
     ['limit=%2B5', 'limit'],
     ['limit=%205', 'limit'],
+    // Another parameter is refused, not ignored: a misspelt limit would get the whole list.
+    ['limt=10', 'limt'],
+    ['limit=2&page=3', 'page'],
   ];
   it.each(bad)('answers 400 JSON naming the parameter for ?%s', async (query, parameter) => {
     const res = await documentedFetch(`${baseUrl()}/api/users?${query}`);

@@ -1,5 +1,5 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { errorAnswer } from '@svc/kit';
+import { errorAnswer, textAnswer } from '@svc/kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { loadPageFiles, type PageFiles, type StaticFile } from './page-files.js';
@@ -40,12 +40,6 @@ function sendFile(request: FastifyRequest, reply: FastifyReply, file: StaticFile
 
 const notModified = Type.Null({ description: 'Not modified: If-None-Match names the current ETag; no body' });
 
-/** A 200 answer of text in one of `types`, documented as such (the kit's JSON errors stay JSON). */
-const text = (description: string, types: string[]) => ({
-  description,
-  content: Object.fromEntries(types.map((type) => [type, { schema: Type.String() }])),
-});
-
 /**
  * GET /: the users page for people, and GET /assets/<build>/<file>: its stylesheet, icon and
  * script modules. Every answer carries a strong ETag and the security headers.
@@ -55,7 +49,7 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
     const page = {
       summary: 'The users page: the list of /api/users as a table, for people',
       tags: ['page'],
-      response: { 200: text('The page', ['text/html']), 304: notModified },
+      response: { 200: textAnswer('The page', ['text/html']), 304: notModified },
     };
     app.get('/', { schema: page }, (request, reply) => {
       sendFile(request, reply, files.page, pageCaching);
@@ -64,17 +58,19 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
     const asset = {
       summary: "A file of the users page: its script modules, stylesheet or icon, under the build's own path",
       tags: ['page'],
+      // Exactly what is served: the running build and its files (another build or file is a 404).
       params: Type.Object({
-        build: Type.String({ description: 'The build the page names; another one is not found', examples: [files.build] }),
-        file: Type.String({ description: 'The file', examples: ['main.js', 'page.css', 'icon.svg'] }),
+        build: Type.String({ description: 'The build the page names', enum: [files.build] }),
+        file: Type.String({ description: 'The file', enum: [...files.assets.keys()] }),
       }),
       response: {
-        200: text('The file', ['text/javascript', 'text/css', 'image/svg+xml']),
+        200: textAnswer('The file', ['text/javascript', 'text/css', 'image/svg+xml']),
         304: notModified,
         404: errorAnswer('No such file in the running build', 'Not found: GET /assets/0/main.js'),
       },
     };
-    app.get('/assets/:build/:file', { schema: asset }, (request, reply) => {
+    // The params document; the handler checks them, answering another build or file with the kit's 404, not a 400.
+    app.get('/assets/:build/:file', { schema: asset, validatorCompiler: () => () => true }, (request, reply) => {
       const file = request.params.build === files.build ? files.assets.get(request.params.file) : undefined;
       // As the kit answers an unknown path (its not-found handler would see a known route and say 405).
       if (file === undefined) void reply.code(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` });
