@@ -41,8 +41,8 @@ function referenceRatio(): number | undefined {
 
 /**
  * Traces: A and the TypeScript proxy with tracing off, on (every trace sampled) and on at 1%,
- * exporting to a sink, beside bare node:http (A) and a bare undici relay (the proxy), all on the
- * server core in the same rounds. Off is A as the other scenarios run it: its ratio is checked
+ * exporting to a sink, beside bare node:http (A) and a bare undici relay (the proxy), on the
+ * server core in the same rounds; A's group is stopped before the proxy's starts. Off is A as the other scenarios run it: its ratio is checked
  * against the reference run's (issue 22: at most 3 points lower); the costs of on are reported.
  */
 export async function runTraces(settings: RunSettings): Promise<ScenarioResult> {
@@ -60,24 +60,30 @@ export async function runTraces(settings: RunSettings): Promise<ScenarioResult> 
     started.push(server);
     return server;
   };
+  /** Stops a group measured already: only the servers compared share the measured core. */
+  const stop = async (group: ServerProcess[]): Promise<void> => {
+    await Promise.all(group.map((server) => server.stop()));
+    started.splice(0, started.length, ...started.filter((server) => !group.includes(server)));
+  };
   try {
+    const traced = (mode: (typeof modes)[number]): boolean => mode.label !== 'tracing off';
+    const rows: Row[] = [];
     const simples: ServerProcess[] = [];
+    for (const mode of modes) simples.push(await start(`simple, ${mode.label}`, 'simple', mode.env, traced(mode)));
+    const bare = await startServer(nodeServer('bare node:http', bareSimple, {}, settings.cpus.server));
+    started.push(bare);
+    for (const path of ['/', '/api/users']) rows.push(...(await measureRoute('Traces A', getRoute(path), [...simples, bare], settings)));
+    await stop([...simples, bare]);
+
     const proxies: ServerProcess[] = [];
     for (const mode of modes) {
-      const traced = mode.label !== 'tracing off';
-      simples.push(await start(`simple, ${mode.label}`, 'simple', mode.env, traced));
-      proxies.push(
-        await start(`proxy, ${mode.label}`, 'proxy', { ...mode.env, UPSTREAM_URL: upstream.baseUrl, METRICS_PORT: '0' }, traced),
-      );
+      const env = { ...mode.env, UPSTREAM_URL: upstream.baseUrl, METRICS_PORT: '0' };
+      proxies.push(await start(`proxy, ${mode.label}`, 'proxy', env, traced(mode)));
     }
-    const bare = await startServer(nodeServer('bare node:http', bareSimple, {}, settings.cpus.server));
     const relay = await startServer(
       nodeServer('bare node:http + undici', bareRelay, { BACKEND_URL: upstream.baseUrl }, settings.cpus.server),
     );
-    started.push(bare, relay);
-
-    const rows: Row[] = [];
-    for (const path of ['/', '/api/users']) rows.push(...(await measureRoute('Traces A', getRoute(path), [...simples, bare], settings)));
+    started.push(relay);
     rows.push(...(await measureRoute('Traces proxy', getRoute('/api/users'), [...proxies, relay], settings)));
 
     // The costs of on and 1% are the rows' ratios to bare node:http beside off's (issue 22 bounds only off).
