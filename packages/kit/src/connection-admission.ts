@@ -10,7 +10,6 @@ export interface AdmissionOptions {
   maxWaitMs?: number;
   /** How long a connection is served while others wait before its next answer closes it; default 10 s. */
   turnAfterMs?: number;
-
   /** Called when a connection is closed unanswered, every waiting place being taken. */
   onDrop?: () => void;
 }
