@@ -162,6 +162,10 @@ COPY deploy/docker/health-probe.mjs /app/health-probe.mjs
 COPY --from=production /sbom.cdx.json /app/sbom.cdx.json
 ARG SERVICE
 WORKDIR /app/services/${SERVICE}
+# The socket the probes use (health-probe.mjs), besides the port: under a flood, the port's accept
+# queue holds thousands of connections, and a probe waited behind them for seconds (docs/floods.md).
+# Abstract (no file, so --read-only works), reached only from the container's network namespace.
+ENV PROBE_SOCKET=@${SERVICE}-probe
 USER node
 # The spec's check (interval 30 s, timeout 3 s, start period 5 s, 3 retries), probed every second
 # during the start period (Engine 25+): healthy about a second after start, not 30 s, so compose's

@@ -1,5 +1,6 @@
-// The image health check (spec 8): GET /health on the service's own port; exit 0 only on 200.
-// Node itself does the request, so the runtime image needs no curl or wget.
+// The image health check (spec 8): GET /health (or the path given, e.g. /ready) on the service's
+// probe socket, PROBE_SOCKET, which the image sets (never queued behind a flood's connections), else
+// on its own port; exit 0 only on 200. Node itself does the request: the image needs no curl or wget.
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import process from 'node:process';
@@ -9,8 +10,12 @@ import process from 'node:process';
 const service = JSON.parse(readFileSync(new URL('./service.json', import.meta.url), 'utf8'));
 const port = Number(process.env.PORT?.trim() || service.port);
 const TIMEOUT_MS = 2_500; // below the 3 s HEALTHCHECK timeout, so a hung server fails cleanly
+// '@name' is an abstract socket (the kit's PROBE_SOCKET), written with a leading NUL.
+const socket = process.env.PROBE_SOCKET?.trim().replace(/^@/, '\0') || undefined;
+const path = process.argv[2] ?? '/health';
 
-const req = request({ host: '127.0.0.1', port, path: '/health', timeout: TIMEOUT_MS }, (res) => {
+const to = socket === undefined ? { host: '127.0.0.1', port } : { socketPath: socket };
+const req = request({ ...to, path, timeout: TIMEOUT_MS }, (res) => {
   res.resume();
   process.exit(res.statusCode === 200 ? 0 : 1);
 });

@@ -6,10 +6,10 @@ import { simpleContract } from '@svc/testing/contract/simple';
 import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
 import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
 
-/** The status of a GET sent on a connection of its own, closed after the answer. */
-function statusOnOwnConnection(url: string): Promise<number> {
+/** The status of a GET sent on a connection of its own, closed after the answer; `socketPath` ('\0' for '@'): on that Unix socket. */
+function statusOnOwnConnection(url: string, socketPath?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    get(url, { agent: false }, (res) => {
+    get(url, { agent: false, ...(socketPath === undefined ? {} : { socketPath }) }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     }).on('error', reject);
@@ -88,8 +88,9 @@ describe('the TypeScript proxy process: limits, shutdown and configuration', () 
     expect(await exited).toBe(0);
   });
 
-  it('serves at most MAX_CONNECTIONS clients at once: one more waits for a place, a probe is served at once', async () => {
-    const proxy = await startService('proxy', { UPSTREAM_URL: upstream.url, MAX_CONNECTIONS: '2' });
+  it('serves at most MAX_CONNECTIONS clients at once: one more waits for a place, a probe is served at once, on the port or PROBE_SOCKET', async () => {
+    const probeSocket = `proxy-e2e-${process.pid}`;
+    const proxy = await startService('proxy', { UPSTREAM_URL: upstream.url, MAX_CONNECTIONS: '2', PROBE_SOCKET: `@${probeSocket}` });
     try {
       const held: Promise<number>[] = [];
       for (const path of ['/one?hang', '/two?hang']) {
@@ -102,6 +103,14 @@ describe('the TypeScript proxy process: limits, shutdown and configuration', () 
       const third = statusOnOwnConnection(`${proxy.baseUrl}/three`).finally(() => (thirdAnswered = true));
       // The orchestrator's probe does not wait behind it (through the proxy: the upstream's /health).
       expect(await statusOnOwnConnection(`${proxy.baseUrl}/health`)).toBe(200);
+      // Nor on the probe socket, which serves probes only.
+      for (const [path, status] of [
+        ['/health', 200],
+        ['/ready', 200],
+        ['/three', 404],
+      ] as const) {
+        expect(await statusOnOwnConnection(`http://probe${path}`, `\0${probeSocket}`), path).toBe(status);
+      }
       expect(thirdAnswered).toBe(false);
       upstream.releaseHanging();
       expect(await Promise.all(held)).toEqual([200, 200]);

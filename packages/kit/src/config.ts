@@ -41,6 +41,16 @@ export function readPort(env: Env, name: string, fallback: number): number {
   return readInt(env, name, fallback, 0, 65535);
 }
 
+/** A Unix socket: an absolute path, or `@name` in Linux's abstract namespace; undefined when unset. */
+function readSocketPath(env: Env, name: string): string | undefined {
+  const value = raw(env, name);
+  if (value === undefined) return undefined;
+  if (!/^[@/][^\0]{1,106}$/.test(value)) {
+    throw new ConfigError(`${name} must be an absolute path or @name (abstract socket), at most 107 characters, got "${value}"`);
+  }
+  return value;
+}
+
 function parseUrl(name: string, value: string, protocols: readonly string[]): URL {
   let url: URL;
   try {
@@ -81,6 +91,11 @@ export interface ServiceConfig {
   logFormat: LogFormat;
   /** Most client connections served at once; more wait for a place (connection-admission.ts). */
   maxConnections: number;
+  /**
+   * A Unix socket served besides the port, for GET /health and /ready only (PROBE_SOCKET; `@name`
+   * is Linux's abstract namespace): the images' probes use it, never queued behind a flood's connections.
+   */
+  probeSocket: string | undefined;
   /** The OTEL_* variables: whether traces are exported, and how (tracing.ts). */
   tracing: TracingConfig;
 }
@@ -102,7 +117,7 @@ export interface ServiceIdentity {
   readonly startedMessage: string;
 }
 
-/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, OTEL_*). */
+/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, PROBE_SOCKET, OTEL_*). */
 export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name' | 'port' | 'modeVariables'>): ServiceConfig {
   const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
   return {
@@ -113,8 +128,11 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name
     logDir: raw(env, 'LOG_DIR'),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', logLevels),
     logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
-    // nginx's worker_connections of the spec: about 20 MB of heap with every one's request in flight.
-    maxConnections: readInt(env, 'MAX_CONNECTIONS', 1024, 1, 1_000_000),
+    // Below 1,024, the events libuv takes from epoll at a time: with 1,024 connections busy, every
+    // poll came back full, libuv polled again up to 48 times before its timers ran, and a turn of the
+    // event loop took about a second under a flood (probes waited that long); at 512 a turn is one poll.
+    maxConnections: readInt(env, 'MAX_CONNECTIONS', 512, 1, 1_000_000),
+    probeSocket: readSocketPath(env, 'PROBE_SOCKET'),
     tracing: readTracingConfig(env, service.name),
   };
 }

@@ -15,6 +15,11 @@ export interface AdmissionOptions {
 }
 
 export interface Admission {
+  /**
+   * Takes a connection of the probe listener (run.ts): its probe is served at once, whatever the cap;
+   * any other request is answered 404 and closed.
+   */
+  probeOnly: (socket: Socket) => void;
   /** Closes every waiting connection: for the start of the server's close. */
   closeWaiting: () => void;
   /** Connections served and waiting now (the metrics and the tests read them). */
@@ -29,11 +34,17 @@ const headEnd = Buffer.from('\r\n\r\n');
 const LONGEST_HEAD = 16 * 1024;
 
 const busyBody = JSON.stringify({ error: 'Too many connections: try again shortly' });
+const fixedAnswer = (status: string, headers: string, body: string): Buffer =>
+  Buffer.from(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n${headers}` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 /** The answer to a connection that waited too long: written as it is, no request parsed. */
-const busyAnswer = Buffer.from(
-  'HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nRetry-After: 1\r\n' +
-    `Content-Length: ${Buffer.byteLength(busyBody)}\r\nConnection: close\r\n\r\n${busyBody}`,
-);
+const busyAnswer = fixedAnswer('503 Service Unavailable', 'Retry-After: 1\r\n', busyBody);
+/** The answer to a request other than a probe on the probe listener. */
+const notProbeAnswer = fixedAnswer('404 Not Found', '', JSON.stringify({ error: 'Only GET /health and GET /ready are served here' }));
+/** Enough of a request line to tell a probe from anything else. */
+const REQUEST_LINE_PEEK = 16;
 
 /**
  * Caps the connections Node's HTTP server serves at once, so that a flood of clients cannot grow
@@ -103,6 +114,8 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   const ignore = (): void => undefined;
   /** What each waiting connection has sent so far, given back to the socket (for Node's parser) as it leaves the wait. */
   const received = new WeakMap<Socket, Buffer>();
+  /** Connections of the probe listener: served if their request is a probe, else answered 404. */
+  const probesOnly = new WeakSet<Socket>();
   // Reads what a waiting connection sends until its head is complete. Kept aside, not put back at
   // once: the stream would call this again for what was put back, and again.
   const peek = function (this: Socket): void {
@@ -112,9 +125,17 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     }
     const head = received.get(this);
     if (head === undefined) return;
-    if (probeRequest.test(head.toString('latin1', 0, 16))) {
+    if (probeRequest.test(head.toString('latin1', 0, REQUEST_LINE_PEEK))) {
       takeOut(this);
       serve(this);
+      return;
+    }
+    if (probesOnly.has(this)) {
+      if (head.length < REQUEST_LINE_PEEK && head.indexOf(headEnd) === -1) return;
+      takeOut(this);
+      // No TIME_WAIT to leave to the client here (a Unix socket, and no flood): closed from this side.
+      this.resume();
+      this.end(notProbeAnswer);
       return;
     }
     if (head.indexOf(headEnd) === -1 && head.length < LONGEST_HEAD) return;
@@ -150,10 +171,18 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       socket.write(busyAnswer);
     }
   };
+
   const sweep = setInterval(answerLongWaits, Math.max(10, maxWaitMs / 4));
   sweep.unref();
   server.once('close', () => clearInterval(sweep));
 
+  const wait = (socket: Socket): void => {
+    waiting.set(socket, Date.now());
+    socket.on('close', onWaitingClose);
+    socket.on('end', onWaitingEnd);
+    socket.on('error', ignore);
+    socket.on('readable', peek);
+  };
   server.on('connection', (socket: Socket) => {
     if (serving < onArrival && waiting.size === 0) return serve(socket);
     if (waiting.size >= options.waiting) {
@@ -161,11 +190,7 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       options.onDrop?.();
       return;
     }
-    waiting.set(socket, Date.now());
-    socket.on('close', onWaitingClose);
-    socket.on('end', onWaitingEnd);
-    socket.on('error', ignore);
-    socket.on('readable', peek);
+    wait(socket);
   });
   // Runs before the app's own request listener: while connections wait, a long-served connection ends after this answer.
   server.prependListener('request', (request, response) => {
@@ -173,6 +198,10 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   });
 
   return {
+    probeOnly: (socket) => {
+      probesOnly.add(socket);
+      wait(socket);
+    },
     closeWaiting: () => {
       for (const socket of waiting.keys()) socket.destroy();
       waiting.clear();

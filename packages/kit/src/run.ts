@@ -1,5 +1,7 @@
+import { rm } from 'node:fs/promises';
+import { createServer as createNetServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { admitConnections } from './connection-admission.js';
+import { admitConnections, type Admission } from './connection-admission.js';
 import { ConfigError, type Env, type ServiceConfig, type ServiceIdentity } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import type { App } from './server.js';
@@ -24,19 +26,23 @@ export interface ServiceDefinition<Config extends ServiceConfig> {
   build: (context: { config: Config; logger: Logger }) => BuiltService | Promise<BuiltService>;
 }
 
-/** Connections that may wait for a place, per place served: a waiting one costs about a kilobyte. */
-const WAITING_PER_SERVED = 16;
+/**
+ * Connections that may wait for a place, whatever MAX_CONNECTIONS is: a waiting one costs about a
+ * kilobyte. Fewer than a flood's connections, and the ones closed unanswered reconnect at once, in a
+ * storm that took throughput to a few percent (measured at 8,192 for 16,000).
+ */
+const WAITING = 16_384;
 
 /**
  * MAX_CONNECTIONS served at once, 16 times as many waiting, any beyond closed unanswered (logged at
  * most once a second, with how many); the waiting ones are closed as the app starts closing.
  */
-function admitClients(app: App, maxConnections: number, logger: Logger): void {
+function admitClients(app: App, maxConnections: number, logger: Logger): Admission {
   let dropped = 0;
   let loggedAt = 0;
   const admission = admitConnections(app.server, {
     serving: maxConnections,
-    waiting: maxConnections * WAITING_PER_SERVED,
+    waiting: WAITING,
     onDrop: () => {
       dropped += 1;
       if (Date.now() - loggedAt < 1000) return;
@@ -49,6 +55,37 @@ function admitClients(app: App, maxConnections: number, logger: Logger): void {
     admission.closeWaiting();
     done();
   });
+  return admission;
+}
+
+/**
+ * The probe socket (PROBE_SOCKET): a listener of its own, so an orchestrator's probe never waits in
+ * the port's accept queue. Node takes one connection from a listener per turn of its event loop
+ * (libuv accepts once per readiness event), and under a flood a turn serves a thousand requests: the
+ * port's queue, thousands of connections long, drained at about 35 a second, and probes waited
+ * there for seconds. Here only probes come. Made before the app listens (its close hook cannot be
+ * added after), listening once it does; closed with the app.
+ */
+function probeListener(app: App, admission: Admission, path: string): { listen: () => Promise<void> } {
+  const probes = createNetServer((socket) => admission.probeOnly(socket));
+  app.addHook('preClose', (done) => {
+    probes.close();
+    done();
+  });
+  // '@name' is an abstract socket: no file, and only the container's own network namespace reaches it.
+  const address = path.startsWith('@') ? `\0${path.slice(1)}` : path;
+  return {
+    listen: async () => {
+      if (!path.startsWith('@')) await rm(path, { force: true }); // a file left by a process that was killed
+      await new Promise<void>((resolve, reject) => {
+        probes.once('error', reject);
+        probes.listen(address, () => {
+          probes.off('error', reject);
+          resolve();
+        });
+      });
+    },
+  };
 }
 
 /** How long in-flight requests may take to finish after SIGTERM before we give up. */
@@ -162,7 +199,8 @@ export async function runService<Config extends ServiceConfig>(
     throw error;
   }
 
-  admitClients(app, config.maxConnections, logger);
+  const admission = admitClients(app, config.maxConnections, logger);
+  const probes = config.probeSocket === undefined ? undefined : probeListener(app, admission, config.probeSocket);
 
   try {
     // The longest accept queue the kernel allows (it caps this at somaxconn, 4096 here): with Node's
@@ -173,6 +211,13 @@ export async function runService<Config extends ServiceConfig>(
     if (message !== undefined) fail(name, message);
     logger.fatal({ err: error }, 'could not start');
     process.exit(1);
+  }
+  if (probes !== undefined) {
+    try {
+      await probes.listen();
+    } catch (error) {
+      fail(name, `cannot listen on PROBE_SOCKET ${config.probeSocket}: ${(error as Error).message}`);
+    }
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;

@@ -11,14 +11,23 @@ describe('configuration from the environment', () => {
       logDir: undefined,
       logLevel: 'info',
       logFormat: 'auto',
-      maxConnections: 1024,
+      maxConnections: 512,
+      probeSocket: undefined,
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
 
-  it('reads PORT, HOST, NODE_ENV, LOG_DIR, LOG_LEVEL and MAX_CONNECTIONS', () => {
+  it('reads PORT, HOST, NODE_ENV, LOG_DIR, LOG_LEVEL, MAX_CONNECTIONS and PROBE_SOCKET', () => {
     const config = readServiceConfig(
-      { PORT: '8080', HOST: '127.0.0.1', NODE_ENV: 'production', LOG_DIR: '/app/logs', LOG_LEVEL: 'debug', MAX_CONNECTIONS: '64' },
+      {
+        PORT: '8080',
+        HOST: '127.0.0.1',
+        NODE_ENV: 'production',
+        LOG_DIR: '/app/logs',
+        LOG_LEVEL: 'debug',
+        MAX_CONNECTIONS: '64',
+        PROBE_SOCKET: '@web-probe',
+      },
       { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] },
     );
     expect(config).toEqual({
@@ -30,6 +39,7 @@ describe('configuration from the environment', () => {
       logLevel: 'debug',
       logFormat: 'auto',
       maxConnections: 64,
+      probeSocket: '@web-probe',
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
@@ -43,6 +53,12 @@ describe('configuration from the environment', () => {
   it.each(['abc', '70000', '-1', '3000.5', '1e3', '0x50'])('rejects PORT=%s naming the variable', (value) => {
     expect(() => readPort({ PORT: value }, 'PORT', 3000)).toThrow(
       new ConfigError(`PORT must be an integer from 0 to 65535, got "${value}"`),
+    );
+  });
+
+  it.each(['probe', 'run/probe.sock', '@', `/${'x'.repeat(107)}`])('rejects PROBE_SOCKET=%s naming the variable', (value) => {
+    expect(() => readServiceConfig({ PROBE_SOCKET: value }, { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] })).toThrow(
+      new ConfigError(`PROBE_SOCKET must be an absolute path or @name (abstract socket), at most 107 characters, got "${value}"`),
     );
   });
 

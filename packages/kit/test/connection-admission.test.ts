@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { admitConnections, type Admission } from '../src/connection-admission.js';
 
@@ -70,6 +70,30 @@ describe('admitConnections', () => {
     other.get('/healthy');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(other.text()).toBe('');
+  });
+
+  it('serves a probe of the probe listener at once, past the cap, and answers anything else there 404 JSON', async () => {
+    const port = await start(1, 4);
+    const busy = await client(port);
+    busy.get('/busy');
+    await expect.poll(busy.text).toContain('/busy');
+    const probes = createNetServer((socket) => admission.probeOnly(socket));
+    probes.listen(0, '127.0.0.1');
+    await once(probes, 'listening');
+    try {
+      const probePort = (probes.address() as { port: number }).port;
+      const probe = await client(probePort);
+      probe.get('/ready');
+      await expect.poll(probe.text).toContain('{"path":"/ready"}');
+      const other = await client(probePort);
+      other.get('/busy');
+      await once(other.socket, 'end');
+      expect(other.text()).toMatch(
+        /^HTTP\/1\.1 404 Not Found\r\n[^]*\r\n\r\n\{"error":"Only GET \/health and GET \/ready are served here"\}$/,
+      );
+    } finally {
+      probes.close();
+    }
   });
 
   it('closes a connection unanswered once every waiting place is taken, and says so', async () => {
