@@ -34,7 +34,7 @@ export interface ServiceDefinition<Config extends ServiceConfig> {
 const WAITING = 16_384;
 
 /**
- * MAX_CONNECTIONS served at once, 16 times as many waiting, any beyond closed unanswered (logged at
+ * MAX_CONNECTIONS served at once, up to WAITING more waiting, any beyond closed unanswered (logged at
  * most once a second, with how many); the waiting ones are closed as the app starts closing.
  */
 function admitClients(app: App, maxConnections: number, logger: Logger): Admission {
