@@ -15,8 +15,10 @@ import { bareRelay } from './proxy.js';
 
 const run = promisify(execFile);
 
-/** Connections of the flood: almost 16 per place of the 1,024 the kit serves at once (MAX_CONNECTIONS). */
+/** Connections of the flood: over 31 per place of the 512 the kit serves at once (MAX_CONNECTIONS). */
 const floodConnections = 16_000;
+/** wrk processes the flood comes from, each to an address of its own (load()). */
+const floodClients = 8;
 const calmConnections = 50;
 const calmSeconds = 5;
 /** Past the 10 s a connection waits for a place before its 503, so that the places turn over during the run. */
@@ -53,10 +55,16 @@ export interface FloodRow {
 
 /**
  * Runs the server with its open-files limit raised to the hard limit, so that it can hold the flood's
- * connections (a login shell's soft default is 1024). `exec`, so the pid stays the server's own.
+ * connections (a login shell's soft default is 1024), listening on every address so that the flood's
+ * wrk processes reach it on 127.0.0.1, .2, ... `exec`, so the pid stays the server's own.
  */
 function withOpenFiles(spec: ServerSpec): ServerSpec {
-  return { ...spec, command: 'sh', args: ['-c', 'ulimit -n "$(ulimit -Hn)" && exec "$@"', 'sh', spec.command, ...spec.args] };
+  return {
+    ...spec,
+    command: 'sh',
+    args: ['-c', 'ulimit -n "$(ulimit -Hn)" && exec "$@"', 'sh', spec.command, ...spec.args],
+    env: { HOST: '0.0.0.0', ...spec.env },
+  };
 }
 
 /** wrk, whatever --loadgen says: it holds 16,000 connections on one thread, which autocannon could not. */
@@ -68,8 +76,10 @@ function requireWrkAndOpenFiles(): void {
   }
 }
 
-/** wrk with the suite's report script and a timeout above the 10 s wait, its open-files limit raised like the servers'. */
-async function load(url: string, connections: number, seconds: number, cpus: string | undefined): Promise<FloodPhase> {
+type WrkSummary = Record<'requests' | 'durationUs' | 'non2xx' | 'socketErrors' | 'timeouts' | 'p99Us', number>;
+
+/** One wrk with the suite's report script and a timeout above the 10 s wait, its open-files limit raised like the servers'. */
+async function wrkOnce(url: string, connections: number, seconds: number, cpus: string | undefined): Promise<WrkSummary> {
   const wrk = ['wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '15s', '-s', join(repoRoot, 'bench/wrk-report.lua'), url];
   const command = cpus === undefined ? wrk : ['taskset', '-c', cpus, ...wrk];
   const { stdout } = await run('sh', ['-c', 'ulimit -n "$(ulimit -Hn)" && exec "$@"', 'sh', ...command, '--', 'GET', '0'], {
@@ -77,21 +87,45 @@ async function load(url: string, connections: number, seconds: number, cpus: str
   });
   const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
   if (line === undefined) throw new Error(`wrk printed no summary:\n${stdout}`);
-  const r = JSON.parse(line) as Record<'requests' | 'durationUs' | 'non2xx' | 'socketErrors' | 'timeouts' | 'p99Us', number>;
+  return JSON.parse(line) as WrkSummary;
+}
+
+/**
+ * `connections` from `clients` wrk processes at once, each to an address of its own (127.0.0.1, .2, ...),
+ * like clients from as many hosts: one wrk from one address spent seconds in connect() after the 503s at
+ * 10 s, searching for a free local port among its 16,000 connections to the same address and port, while
+ * the server sat idle (test/containers/flood.test.ts has the measurement).
+ */
+async function load(url: string, connections: number, seconds: number, cpus: string | undefined, clients = 1): Promise<FloodPhase> {
+  const { hostname } = new URL(url);
+  const each = Math.ceil(connections / clients);
+  const runs = await Promise.all(
+    Array.from({ length: clients }, (_, i) => {
+      const address = new URL(url);
+      if (clients > 1) address.hostname = hostname.replace(/\.\d+$/, `.${i + 1}`);
+      return wrkOnce(address.href, each, seconds, cpus);
+    }),
+  );
+  const sum = (field: keyof WrkSummary): number => runs.reduce((total, r) => total + r[field], 0);
+  const durationUs = Math.max(...runs.map((r) => r.durationUs));
   return {
-    okPerSecond: (r.requests - r.non2xx) / (r.durationUs / 1e6),
-    non2xx: r.non2xx,
-    socketErrors: r.socketErrors,
-    timeouts: r.timeouts,
-    p99Ms: r.p99Us / 1000,
+    okPerSecond: (sum('requests') - sum('non2xx')) / (durationUs / 1e6),
+    non2xx: sum('non2xx'),
+    socketErrors: sum('socketErrors'),
+    timeouts: sum('timeouts'),
+    p99Ms: Math.max(...runs.map((r) => r.p99Us)) / 1000,
   };
 }
 
-/** GET /health on a new connection, as an orchestrator probes: milliseconds to a 200, or undefined (no 200 within 3 s). */
-function probeOnce(baseUrl: string): Promise<number | undefined> {
+/**
+ * GET /health on a new connection, as an orchestrator probes: milliseconds to a 200, or undefined (no 200
+ * within 3 s). On `socketPath` when given: a service's probe socket (PROBE_SOCKET), which its images' probes ask.
+ */
+function probeOnce(baseUrl: string, socketPath: string | undefined): Promise<number | undefined> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const req = request(`${baseUrl}/health`, { agent: false, timeout: probeTimeoutMs }, (res) => {
+    const to = socketPath === undefined ? {} : { socketPath };
+    const req = request(`${baseUrl}/health`, { agent: false, timeout: probeTimeoutMs, ...to }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - started : undefined));
       res.on('error', () => resolve(undefined));
@@ -103,23 +137,32 @@ function probeOnce(baseUrl: string): Promise<number | undefined> {
 }
 
 /** Probes every 250 ms until stopped, each on its own, so that a slow probe does not delay the next. */
-function startProbing(baseUrl: string): () => Promise<(number | undefined)[]> {
+function startProbing(baseUrl: string, socketPath: string | undefined): () => Promise<(number | undefined)[]> {
   const pending: Promise<number | undefined>[] = [];
-  pending.push(probeOnce(baseUrl));
-  const timer = setInterval(() => pending.push(probeOnce(baseUrl)), probeEveryMs);
+  pending.push(probeOnce(baseUrl, socketPath));
+  const timer = setInterval(() => pending.push(probeOnce(baseUrl, socketPath)), probeEveryMs);
   return async () => {
     clearInterval(timer);
     return Promise.all(pending);
   };
 }
 
-/** 50 connections after a warm-up, then the flood with the probes going; the server's peak RSS. */
-async function measureFlood(server: ServerProcess, capped: boolean, path: string, settings: RunSettings): Promise<FloodRow> {
+/**
+ * 50 connections after a warm-up, then the flood with the probes going (on `probeSocket` when the server
+ * has one, as the images' probes ask); the server's peak RSS.
+ */
+async function measureFlood(
+  server: ServerProcess,
+  capped: boolean,
+  path: string,
+  settings: RunSettings,
+  probeSocket: string | undefined,
+): Promise<FloodRow> {
   const url = server.baseUrl + path;
   if (settings.warmupSeconds > 0) await load(url, calmConnections, settings.warmupSeconds, settings.cpus.other);
   const calm = await load(url, calmConnections, calmSeconds, settings.cpus.other);
-  const stopProbing = startProbing(server.baseUrl);
-  const flood = await load(url, floodConnections, floodSeconds, settings.cpus.other).catch(async (error: unknown) => {
+  const stopProbing = startProbing(server.baseUrl, probeSocket);
+  const flood = await load(url, floodConnections, floodSeconds, settings.cpus.other, floodClients).catch(async (error: unknown) => {
     await stopProbing();
     throw error;
   });
@@ -139,7 +182,10 @@ async function measureFlood(server: ServerProcess, capped: boolean, path: string
   };
 }
 
-/** Starts the server, measures it, and stops it before the next one (a flood leaves thousands of sockets behind). */
+/**
+ * Starts the server, measures it, and stops it before the next one (a flood leaves thousands of sockets
+ * behind). A capped one (a service) gets a probe socket, as the images set PROBE_SOCKET.
+ */
 async function floodOne(
   spec: ServerSpec,
   capped: boolean,
@@ -147,10 +193,12 @@ async function floodOne(
   settings: RunSettings,
   prepare?: (server: ServerProcess) => Promise<void>,
 ) {
-  const server = await startServer(withOpenFiles(spec));
+  const probeSocket = capped ? `bench-flood-${process.pid}-${spec.label.replace(/\W+/g, '-')}` : undefined;
+  const env = probeSocket === undefined ? spec.env : { ...spec.env, PROBE_SOCKET: `@${probeSocket}` };
+  const server = await startServer(withOpenFiles({ ...spec, env }));
   try {
     await prepare?.(server);
-    return await measureFlood(server, capped, path, settings);
+    return await measureFlood(server, capped, path, settings, probeSocket === undefined ? undefined : `\0${probeSocket}`);
   } finally {
     await server.stop();
   }
@@ -173,7 +221,7 @@ function floodTargets(row: FloodRow): TargetCheck[] {
 /**
  * Flood (issue 21, item 5): 50 connections, then 16,000, at B on SQLite and on PostgreSQL and at the
  * TypeScript proxy in front of A, each on the server core as the other scenarios run them, with the
- * kit's connection admission (MAX_CONNECTIONS 1024); beside each, a bare node:http doing the same
+ * kit's connection admission (MAX_CONNECTIONS 512, its default) and probed on its probe socket; beside each, a bare node:http doing the same
  * work with no cap (the bare driver, the bare undici relay). Figures: 2xx req/s at both loads and
  * their ratio, the worst /health probe during the flood, peak RSS. Its own durations (5 s, then 20 s
  * after the suite's warm-up) and connection counts: --duration, --rounds and --connections do not apply.
@@ -227,7 +275,7 @@ export function formatFloodTable(rows: FloodRow[]): string {
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.server} | ${r.capped ? 'MAX_CONNECTIONS 1024' : 'none'} | ${Math.round(r.calm.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(r.calm.p99Ms, 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
+      `| ${r.server} | ${r.capped ? 'MAX_CONNECTIONS 512' : 'none'} | ${Math.round(r.calm.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(r.calm.p99Ms, 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
     );
   }
   return lines.join('\n');
