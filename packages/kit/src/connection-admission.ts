@@ -116,6 +116,8 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   const received = new WeakMap<Socket, Buffer>();
   /** Connections of the probe listener: served if their request is a probe, else answered 404. */
   const probesOnly = new WeakSet<Socket>();
+  /** Connections served past the cap for their probe: closed after its answer, so no other request follows it in. */
+  const pastCap = new WeakSet<Socket>();
   // Reads what a waiting connection sends until its head is complete. Kept aside, not put back at
   // once: the stream would call this again for what was put back, and again.
   const peek = function (this: Socket): void {
@@ -127,6 +129,7 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     if (head === undefined) return;
     if (probeRequest.test(head.toString('latin1', 0, REQUEST_LINE_PEEK))) {
       takeOut(this);
+      pastCap.add(this);
       serve(this);
       return;
     }
@@ -192,9 +195,11 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     }
     wait(socket);
   });
-  // Runs before the app's own request listener: while connections wait, a long-served connection ends after this answer.
+  // Runs before the app's own request listener: while connections wait, a long-served connection ends after
+  // this answer; a probe's served past the cap ends after it.
   server.prependListener('request', (request, response) => {
-    if (waiting.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs) response.shouldKeepAlive = false;
+    if (pastCap.has(request.socket)) response.shouldKeepAlive = false;
+    else if (waiting.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs) response.shouldKeepAlive = false;
   });
 
   return {

@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { lstat, rm } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { admitConnections, type Admission } from './connection-admission.js';
@@ -76,7 +76,8 @@ function probeListener(app: App, admission: Admission, path: string): { listen: 
   const address = path.startsWith('@') ? `\0${path.slice(1)}` : path;
   return {
     listen: async () => {
-      if (!path.startsWith('@')) await rm(path, { force: true }); // a file left by a process that was killed
+      // A socket file left by a process that was killed; anything else at that path stays, and listen fails on it.
+      if (!path.startsWith('@') && (await lstat(path).catch(() => undefined))?.isSocket() === true) await rm(path);
       await new Promise<void>((resolve, reject) => {
         probes.once('error', reject);
         probes.listen(address, () => {

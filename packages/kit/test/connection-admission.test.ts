@@ -56,7 +56,7 @@ describe('admitConnections', () => {
     expect(admission.counts()).toEqual({ serving: 1, waiting: 0 });
   });
 
-  it('serves a waiting probe (GET /health, GET /ready?x) at once, past the cap', async () => {
+  it('serves a waiting probe (GET /health, GET /ready?x) at once, past the cap, and closes its connection after the answer', async () => {
     const port = await start(1, 4);
     const busy = await client(port);
     busy.get('/busy');
@@ -65,6 +65,9 @@ describe('admitConnections', () => {
       const probe = await client(port);
       probe.get(path);
       await expect.poll(probe.text).toContain(`{"path":"${path}"}`);
+      // No other request can follow a probe in past the cap on its connection.
+      await expect.poll(() => probe.socket.readableEnded).toBe(true);
+      expect(probe.text()).toMatch(/\r\nConnection: close\r\n/i);
     }
     const other = await client(port);
     other.get('/healthy');

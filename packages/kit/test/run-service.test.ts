@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -57,6 +58,37 @@ describe('runService', () => {
     child.kill('SIGTERM');
     expect(await exited).toEqual([0, null]);
     expect(lines.some((l) => l.includes('running on port'))).toBe(false);
+  });
+
+  it('serves probes on PROBE_SOCKET, a file path, replacing a socket left there; anything else at the path stays and stops the start', async () => {
+    tempDir = mkdtempSync(join(tmpdir(), 'probe-socket-'));
+    const socketPath = join(tempDir, 'probe.sock');
+    const probe = (): Promise<number> =>
+      new Promise((resolve, reject) => {
+        get({ socketPath, path: '/health', agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        }).on('error', reject);
+      });
+    // A killed process leaves its socket file: the next start listens there all the same.
+    for (let start = 0; start < 2; start += 1) {
+      const service = await startFixture({ PROBE_SOCKET: socketPath });
+      expect(await probe()).toBe(200);
+      await service.stop('SIGKILL');
+    }
+    expect(lstatSync(socketPath).isSocket()).toBe(true);
+    // A file that is not a socket is never removed.
+    rmSync(socketPath);
+    writeFileSync(socketPath, 'not a socket');
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'production', PROBE_SOCKET: socketPath },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await once(child, 'exit')).toEqual([1, null]);
+    expect(stderr).toContain(`cannot listen on PROBE_SOCKET ${socketPath}: listen EADDRINUSE`);
+    expect(readFileSync(socketPath, 'utf8')).toBe('not a socket');
   });
 
   it('writes JSON log lines to LOG_DIR/<name>.log as well as stdout', async () => {
