@@ -199,7 +199,8 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   // this answer; a probe's served past the cap ends after it.
   server.prependListener('request', (request, response) => {
     if (pastCap.has(request.socket)) response.shouldKeepAlive = false;
-    else if (waiting.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs) response.shouldKeepAlive = false;
+    else if (waiting.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs)
+      response.shouldKeepAlive = false;
   });
 
   return {
