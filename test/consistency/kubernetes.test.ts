@@ -388,51 +388,48 @@ describe.each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
     expect(containerOf(deployment(member.as)).envFrom).toEqual([{ configMapRef: { name: 'opentelemetry', optional: true } }]);
   });
 
-  it.each(members)(
-    "probes $as: readiness GET /ready, startup and liveness GET /health by the image's probe, with the image's timings",
-    (member) => {
-      const container = containerOf(deployment(member.as));
-      const { startupProbe: startup, readinessProbe: readiness, livenessProbe: liveness } = container;
-      const image = imageHealthcheck;
-      // Startup is the image's HEALTHCHECK during its start period: liveness's check every start
-      // interval, for as long as Docker waits before it calls a container that never passes
-      // unhealthy (the start period, then `retries` failures an interval apart).
-      expect(startup, 'startupProbe').toBeDefined();
-      expect(checkOf(startup)).toEqual(checkOf(liveness));
-      expect(timingsOf(startup)).toEqual({
-        initialDelaySeconds: 0,
-        periodSeconds: image.startInterval,
-        timeoutSeconds: image.timeout,
-        failureThreshold: Math.ceil((image.startPeriod + image.retries * image.interval) / image.startInterval),
-      });
-      // Liveness is the image's HEALTHCHECK after it; readiness asks as patiently but more often.
-      // Both begin once startup passes, so without a delay: Ready as soon as the service is.
-      expect(timingsOf(liveness)).toEqual({
-        initialDelaySeconds: 0,
-        periodSeconds: image.interval,
-        timeoutSeconds: image.timeout,
-        failureThreshold: image.retries,
-      });
-      expect({ ...timingsOf(readiness), periodSeconds: undefined }).toEqual({
-        initialDelaySeconds: 0,
-        periodSeconds: undefined,
-        timeoutSeconds: image.timeout,
-        failureThreshold: image.retries,
-      });
-      expect(timingsOf(readiness).periodSeconds).toBeLessThanOrEqual(image.interval);
-      const port = services[member.service].port;
-      if (member.service === 'proxy') {
-        // Transparent: /health and /ready are its upstream's, so it is only asked to accept connections.
-        for (const probe of [readiness, liveness]) expect(containerPort(container, probe?.tcpSocket?.port)).toBe(port);
-        return;
-      }
-      // The image's own probe, on the probe socket the image sets (Dockerfile: PROBE_SOCKET), as Docker's HEALTHCHECK.
-      expect(dockerfile).toContain('CMD ["node", "/app/health-probe.mjs"]');
-      expect(imageEnv.PROBE_SOCKET).toMatch(/^@/);
-      expect(readiness?.exec?.command).toEqual(['node', '/app/health-probe.mjs', '/ready']);
-      expect(liveness?.exec?.command).toEqual(['node', '/app/health-probe.mjs']);
-    },
-  );
+  it.each(members)("probes $as: readiness GET /ready, startup and liveness GET /health, the image's probe and timings", (member) => {
+    const container = containerOf(deployment(member.as));
+    const { startupProbe: startup, readinessProbe: readiness, livenessProbe: liveness } = container;
+    const image = imageHealthcheck;
+    // Startup is the image's HEALTHCHECK during its start period: liveness's check every start
+    // interval, for as long as Docker waits before it calls a container that never passes
+    // unhealthy (the start period, then `retries` failures an interval apart).
+    expect(startup, 'startupProbe').toBeDefined();
+    expect(checkOf(startup)).toEqual(checkOf(liveness));
+    expect(timingsOf(startup)).toEqual({
+      initialDelaySeconds: 0,
+      periodSeconds: image.startInterval,
+      timeoutSeconds: image.timeout,
+      failureThreshold: Math.ceil((image.startPeriod + image.retries * image.interval) / image.startInterval),
+    });
+    // Liveness is the image's HEALTHCHECK after it; readiness asks as patiently but more often.
+    // Both begin once startup passes, so without a delay: Ready as soon as the service is.
+    expect(timingsOf(liveness)).toEqual({
+      initialDelaySeconds: 0,
+      periodSeconds: image.interval,
+      timeoutSeconds: image.timeout,
+      failureThreshold: image.retries,
+    });
+    expect({ ...timingsOf(readiness), periodSeconds: undefined }).toEqual({
+      initialDelaySeconds: 0,
+      periodSeconds: undefined,
+      timeoutSeconds: image.timeout,
+      failureThreshold: image.retries,
+    });
+    expect(timingsOf(readiness).periodSeconds).toBeLessThanOrEqual(image.interval);
+    const port = services[member.service].port;
+    if (member.service === 'proxy') {
+      // Transparent: /health and /ready are its upstream's, so it is only asked to accept connections.
+      for (const probe of [readiness, liveness]) expect(containerPort(container, probe?.tcpSocket?.port)).toBe(port);
+      return;
+    }
+    // The image's own probe, on the probe socket the image sets (Dockerfile: PROBE_SOCKET), as Docker's HEALTHCHECK.
+    expect(dockerfile).toContain('CMD ["node", "/app/health-probe.mjs"]');
+    expect(imageEnv.PROBE_SOCKET).toMatch(/^@/);
+    expect(readiness?.exec?.command).toEqual(['node', '/app/health-probe.mjs', '/ready']);
+    expect(liveness?.exec?.command).toEqual(['node', '/app/health-probe.mjs']);
+  });
 
   it("limits every container to the spec's 1 CPU and 512 MiB (the swarm file's limits), with requests below them", () => {
     for (const workload of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')]) {
