@@ -42,8 +42,9 @@ function referenceRatio(): number | undefined {
 /**
  * Traces: A and the TypeScript proxy with tracing off, on (every trace sampled) and on at 1%,
  * exporting to a sink, beside bare node:http (A) and a bare undici relay (the proxy), on the
- * server core in the same rounds; A's group is stopped before the proxy's starts. Off is A as the other scenarios run it: its ratio is checked
- * against the reference run's (issue 22: at most 3 points lower); the costs of on are reported.
+ * server core in the same rounds; A's group is stopped before the proxy's starts. Off is A as the
+ * other scenarios run it: its ratio is checked against the reference run's (issue 22: at most 3
+ * points lower); the costs of on are reported.
  */
 export async function runTraces(settings: RunSettings): Promise<ScenarioResult> {
   const sink = await startSink();
