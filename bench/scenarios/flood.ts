@@ -4,6 +4,8 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { readServiceConfig } from '@svc/kit';
+import { services } from '@svc/manifest';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { defaultLoadGenerator } from '../load-generator.js';
 import type { RunSettings } from '../measure.js';
@@ -15,7 +17,9 @@ import { bareRelay } from './proxy.js';
 
 const run = promisify(execFile);
 
-/** Connections of the flood: over 31 per place of the 512 the kit serves at once (MAX_CONNECTIONS). */
+/** The places of the kit's connection admission: MAX_CONNECTIONS's default, which every service here runs with. */
+const places = readServiceConfig({}, services.database).maxConnections;
+/** Connections of the flood: 250 per place at the default 64 (MAX_CONNECTIONS). */
 const floodConnections = 16_000;
 /** wrk processes the flood comes from, each to an address of its own (load()). */
 const floodClients = 8;
@@ -221,7 +225,7 @@ function floodTargets(row: FloodRow): TargetCheck[] {
 /**
  * Flood (issue 21, item 5): 50 connections, then 16,000, at B on SQLite and on PostgreSQL and at the
  * TypeScript proxy in front of A, each on the server core as the other scenarios run them, with the
- * kit's connection admission (MAX_CONNECTIONS 512, its default) and probed on its probe socket; beside each, a bare node:http doing the same
+ * kit's connection admission (MAX_CONNECTIONS at its default) and probed on its probe socket; beside each, a bare node:http doing the same
  * work with no cap (the bare driver, the bare undici relay). Figures: 2xx req/s at both loads and
  * their ratio, the worst /health probe during the flood, peak RSS. Its own durations (5 s, then 20 s
  * after the suite's warm-up) and connection counts: --duration, --rounds and --connections do not apply.
@@ -275,7 +279,7 @@ export function formatFloodTable(rows: FloodRow[]): string {
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.server} | ${r.capped ? 'MAX_CONNECTIONS 512' : 'none'} | ${Math.round(r.calm.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(r.calm.p99Ms, 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
+      `| ${r.server} | ${r.capped ? `MAX_CONNECTIONS ${places}` : 'none'} | ${Math.round(r.calm.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(r.calm.p99Ms, 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
     );
   }
   return lines.join('\n');

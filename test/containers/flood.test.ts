@@ -39,13 +39,13 @@ const memoryLimit = 512 * 2 ** 20;
 const memoryBound = 0.8 * memoryLimit;
 /** Docker's health check times out at 3 s (the image's HEALTHCHECK): every probe must answer within it. */
 const probeLimitMs = 3_000;
-/** The flood: 16,000 connections, over 31 per place of the 512 the kit serves at once (MAX_CONNECTIONS). */
+/** The flood: 16,000 connections, 250 per place of the 64 the kit serves at once (MAX_CONNECTIONS). */
 const flood = 16_000;
 /** wrk processes the flood comes from, each from an address of its own (runWrk). */
 const floodClients = 8;
 /** The kit's headersTimeout, in seconds, and the services' MAX_CONNECTIONS (its default). */
 const headersTimeoutS = 10;
-const maxConnections = 512;
+const maxConnections = 64;
 
 /** Above the 10 s a connection waits for a place before its 503, so a wait counts as an answer, not a timeout. */
 const wrkTimeout = '15s';
@@ -423,7 +423,7 @@ const fileStarted = performance.now();
 /**
  * Each service in its stack's container (512 MB, 1 CPU) as compose runs it, loaded by wrk inside the
  * container's network namespace, on its loopback: 50 connections for 8 s after 3 s of warm-up, then 16,000 for 20 s. The
- * kit serves 512 at once and keeps the rest waiting (packages/kit/src/connection-admission.ts): every
+ * kit serves 64 at once and keeps the rest waiting (packages/kit/src/connection-admission.ts): every
  * answer must be a success or its 503 with Retry-After, the orchestrator's probes must pass throughout,
  * and the container must stay inside its memory. Throughput is printed, never asserted (a benchmark's
  * business: npm run bench -- --only flood).
@@ -514,7 +514,7 @@ describe.skipIf(skipReason !== undefined)('flood: 16,000 connections at each ser
   const listOf100 = ['GET /api/users?limit=100'];
 
   // Half the places go to connections as they arrive, the other half only to whole requests
-  // (packages/kit/src/connection-admission.ts): the slow clients take 512 places at most, until Node answers
+  // (packages/kit/src/connection-admission.ts): the slow clients take 32 places at most, until Node answers
   // them 408 after headersTimeout (10 s), and the normal clients are served all along, never answered 503.
   it('B: 2,000 clients sending their request heads a byte a second: normal clients still served, memory bounded', async () => {
     const target = await targetOf(await (database?.container('web') ?? ''), 5000);

@@ -89,7 +89,7 @@ export interface ServiceConfig {
   logLevel: string;
   /** `auto`: readable lines for a person at a terminal in development, JSON lines otherwise. */
   logFormat: LogFormat;
-  /** Most client connections served at once; more wait for a place (connection-admission.ts). */
+  /** Places for client connections at work; more wait for one (connection-admission.ts). */
   maxConnections: number;
   /**
    * A Unix socket served besides the port, for GET /health and /ready only (PROBE_SOCKET; `@name`
@@ -128,10 +128,10 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name
     logDir: raw(env, 'LOG_DIR'),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', logLevels),
     logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
-    // Below 1,024, the events libuv takes from epoll at a time: with 1,024 connections busy, every
-    // poll came back full, libuv polled again up to 48 times before its timers ran, and a turn of the
-    // event loop took about a second under a flood (probes waited that long); at 512 a turn is one poll.
-    maxConnections: readInt(env, 'MAX_CONNECTIONS', 512, 1, 1_000_000),
+    // Places for connections at work (idle ones and slow readers give theirs back while others wait:
+    // connection-admission.ts). Every connection read in a turn of the event loop costs the others:
+    // under a flood, 512 places served 0.4-0.8 of what 50 connections get, 64 serve more (docs/floods.md).
+    maxConnections: readInt(env, 'MAX_CONNECTIONS', 64, 1, 1_000_000),
     probeSocket: readSocketPath(env, 'PROBE_SOCKET'),
     tracing: readTracingConfig(env, service.name),
   };

@@ -1,8 +1,8 @@
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 export interface AdmissionOptions {
-  /** Most connections served at once (MAX_CONNECTIONS). */
+  /** Places: most connections served at once, but for long responses that gave theirs back (MAX_CONNECTIONS). */
   serving: number;
   /** Most connections waiting for a place; a connection beyond them is closed unanswered. */
   waiting: number;
@@ -10,6 +10,10 @@ export interface AdmissionOptions {
   maxWaitMs?: number;
   /** How long a connection is served while others wait before its next answer closes it; default 10 s. */
   turnAfterMs?: number;
+  /** Most responses written past `longAfterMs` that give their place back (to a slow reader); default LONG_PER_PLACE x `serving`. */
+  long?: number;
+  /** How long after its request a response still being written gives its place back while others wait; default 250 ms. */
+  longAfterMs?: number;
   /** Called when a connection is closed unanswered, every waiting place being taken. */
   onDrop?: () => void;
 }
@@ -22,8 +26,23 @@ export interface Admission {
   probeOnly: (socket: Socket) => void;
   /** Closes every waiting connection: for the start of the server's close. */
   closeWaiting: () => void;
-  /** Connections served and waiting now (the metrics and the tests read them). */
-  counts: () => { serving: number; waiting: number };
+  /** Connections holding a place, waiting for one, and writing a long response without one (the tests read them). */
+  counts: () => { serving: number; waiting: number; long: number };
+}
+
+/**
+ * Long responses that may give their place back, per place: a slow reader's list stream holds one
+ * batch sized to a second of its reading (packages/users/src/list-stream.ts), tens of kilobytes.
+ */
+const LONG_PER_PLACE = 8;
+
+/** The most connections served at once for `serving` places: those with a place, and the long responses without. */
+export const servedAtMost = (serving: number): number => serving * (1 + LONG_PER_PLACE);
+
+/** A served connection's request in progress, or its last one. */
+interface Exchange {
+  response: ServerResponse;
+  since: number;
 }
 
 /** A probe's request line: the orchestrator's GET /health or /ready, with or without a query. */
@@ -70,11 +89,18 @@ const REQUEST_LINE_PEEK = 16;
  * load generator that opens all its connections before it writes, or a head in the kernel's
  * buffer not yet read, looks the same from here.
  *
+ * While whole requests wait, places go to connections at work (sweepServed): an idle keep-alive
+ * connection is closed, and a response still being written after `longAfterMs` (a slow reader of a
+ * long list) gives its place back. So the places can be few, for throughput (every connection read
+ * in a turn of the event loop costs the others), without pools' idle connections or slow readers
+ * taking them all.
+ *
  * Takes over the server's `connection` listeners present now (Node's HTTP one): call it before
  * anything else listens for connections.
  */
 export function admitConnections(server: Server, options: AdmissionOptions): Admission {
-  const { maxWaitMs = 10_000, turnAfterMs = 10_000 } = options;
+  const { maxWaitMs = 10_000, turnAfterMs = 10_000, longAfterMs = 250 } = options;
+  const longLimit = options.long ?? LONG_PER_PLACE * options.serving;
   /** Places given to connections as they arrive, before they send anything. */
   const onArrival = Math.ceil(options.serving / 2);
   const serveListeners = server.listeners('connection') as ((socket: Socket) => void)[];
@@ -84,12 +110,22 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   /** The waiting connections whose request head is complete, in the order they completed it. */
   const ready = new Set<Socket>();
   const servedSince = new WeakMap<Socket, number>();
+  /** Served connections, each with the exchange it is in (none before its first request). */
+  const served = new Map<Socket, Exchange | undefined>();
+  /** Served connections whose long response gave its place back: they hold none. */
+  const released = new Set<Socket>();
+  /** Served connections seen between two requests at the last sweep, with the exchange they had then. */
+  const idle = new Map<Socket, Exchange>();
   let serving = 0;
 
   const serve = (socket: Socket): void => {
     serving += 1;
     servedSince.set(socket, Date.now());
+    served.set(socket, undefined);
     socket.once('close', () => {
+      served.delete(socket);
+      idle.delete(socket);
+      if (released.delete(socket)) return;
       serving -= 1;
       admitWaiting();
     });
@@ -175,7 +211,44 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     }
   };
 
-  const sweep = setInterval(answerLongWaits, Math.max(10, maxWaitMs / 4));
+  // While whole requests wait for a place, a place is for a connection at work. One between two
+  // requests at two sweeps in a row is closed (as its keep-alive timeout would, only sooner): a
+  // client's pool reconnects when it needs to, and waits its turn. One still writing its response
+  // longAfterMs after the request (a slow reader of a long list) gives its place back, up to `long`
+  // of them, and is closed after its next answer; one whose answer has not begun (its handler at
+  // work, or waiting on the database) keeps it. One that has sent no request yet is
+  // headersTimeout's business.
+  const sweepServed = (): void => {
+    if (ready.size === 0) {
+      idle.clear();
+      return;
+    }
+    const now = Date.now();
+    for (const [socket, exchange] of served) {
+      if (exchange === undefined) continue;
+      if (exchange.response.writableFinished) {
+        if (idle.get(socket) === exchange) socket.end();
+        else idle.set(socket, exchange);
+      } else if (
+        exchange.response.headersSent &&
+        !released.has(socket) &&
+        released.size < longLimit &&
+        now - exchange.since >= longAfterMs
+      ) {
+        released.add(socket);
+        serving -= 1;
+      }
+    }
+    admitWaiting();
+  };
+
+  const sweep = setInterval(
+    () => {
+      answerLongWaits();
+      sweepServed();
+    },
+    Math.max(10, Math.min(maxWaitMs, longAfterMs) / 2),
+  );
   sweep.unref();
   server.once('close', () => clearInterval(sweep));
 
@@ -196,9 +269,10 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     wait(socket);
   });
   // Runs before the app's own request listener: while connections wait, a long-served connection ends after
-  // this answer; a probe's served past the cap ends after it.
+  // this answer; a probe's served past the cap, and one whose long response gave its place back, end after it.
   server.prependListener('request', (request, response) => {
-    if (pastCap.has(request.socket)) response.shouldKeepAlive = false;
+    served.set(request.socket, { response, since: Date.now() });
+    if (pastCap.has(request.socket) || released.has(request.socket)) response.shouldKeepAlive = false;
     else if (waiting.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs)
       response.shouldKeepAlive = false;
   });
@@ -213,6 +287,6 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       waiting.clear();
       ready.clear();
     },
-    counts: () => ({ serving, waiting: waiting.size }),
+    counts: () => ({ serving, waiting: waiting.size, long: released.size }),
   };
 }

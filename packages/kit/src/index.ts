@@ -12,6 +12,7 @@ export type { ReadyCheck, ReadyOptions } from './ready.js';
 export { ErrorBody, errorAnswer, IsoTimestamp, textAnswer } from './schemas.js';
 export { answerError, createServer, sendUnchecked } from './server.js';
 export type { App, ServerOptions } from './server.js';
+export { servedAtMost } from './connection-admission.js';
 export { runService } from './run.js';
 export type { BuiltService, ServiceDefinition } from './run.js';
 export { isWellFormedRequestId, requestIdHeader, requestIdOf } from './request-id.js';

@@ -11,7 +11,7 @@ describe('configuration from the environment', () => {
       logDir: undefined,
       logLevel: 'info',
       logFormat: 'auto',
-      maxConnections: 512,
+      maxConnections: 64,
       probeSocket: undefined,
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { admitConnections, type Admission } from '../src/connection-admission.js';
@@ -43,17 +43,17 @@ afterEach(async () => {
 describe('admitConnections', () => {
   it('serves up to the cap; a connection beyond it waits, its request answered once a served one closes', async () => {
     const port = await start(1, 4);
+    // Served as it arrives, and no request yet: it keeps its place (headersTimeout's business).
     const first = await client(port);
-    first.get('/first');
-    await expect.poll(first.text).toContain('{"path":"/first"}');
+    await expect.poll(() => admission.counts().serving).toBe(1);
     const second = await client(port);
     second.get('/second');
-    await expect.poll(() => admission.counts()).toEqual({ serving: 1, waiting: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await expect.poll(() => admission.counts()).toEqual({ serving: 1, waiting: 1, long: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 600));
     expect(second.text()).toBe('');
     first.socket.destroy();
     await expect.poll(second.text).toContain('{"path":"/second"}');
-    expect(admission.counts()).toEqual({ serving: 1, waiting: 0 });
+    expect(admission.counts()).toEqual({ serving: 1, waiting: 0, long: 0 });
   });
 
   it('serves a waiting probe (GET /health, GET /ready?x) at once, past the cap, and closes its connection after the answer', async () => {
@@ -103,7 +103,7 @@ describe('admitConnections', () => {
     const port = await start(1, 1);
     await client(port);
     await client(port);
-    await expect.poll(() => admission.counts()).toEqual({ serving: 1, waiting: 1 });
+    await expect.poll(() => admission.counts()).toEqual({ serving: 1, waiting: 1, long: 0 });
     const third = await client(port);
     await once(third.socket, 'close');
     expect(dropped).toBe(1);
@@ -137,7 +137,7 @@ describe('admitConnections, waits and turns', () => {
     expect(late.text()).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
     expect(late.text()).toMatch(/\r\nRetry-After: 1\r\n/);
     expect(late.text()).toMatch(/\r\nConnection: close\r\n/);
-    expect(admission.counts()).toEqual({ serving: 1, waiting: 0 });
+    expect(admission.counts()).toEqual({ serving: 1, waiting: 0, long: 0 });
     // The answer asked the client to close: the server's side ends with it.
     late.socket.end();
     await once(late.socket, 'close');
@@ -145,7 +145,8 @@ describe('admitConnections, waits and turns', () => {
 
   it('while others wait, ends a connection served longer than turnAfterMs after its answer', async () => {
     server = createServer((request, response) => response.end(JSON.stringify({ path: request.url })));
-    admission = admitConnections(server, { serving: 1, waiting: 4, turnAfterMs: 100 });
+    // Sweeps 5 s apart: the idle rule (next test) closes nothing between these requests.
+    admission = admitConnections(server, { serving: 1, waiting: 4, turnAfterMs: 100, longAfterMs: 10_000 });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const port = (server.address() as { port: number }).port;
@@ -165,6 +166,82 @@ describe('admitConnections, waits and turns', () => {
     await expect.poll(first.text).toContain('/three');
     expect(first.text()).toMatch(/\r\nConnection: close\r\n/i);
     await expect.poll(second.text).toContain('/second');
+  });
+});
+
+describe('admitConnections, places for connections at work', () => {
+  /** Responses to GET /long: their head and a first chunk written, ended by the test. */
+  const longResponses: ServerResponse[] = [];
+  /** Responses to GET /pending: nothing written yet (a handler at work), ended by the test. */
+  const pendingResponses: ServerResponse[] = [];
+
+  async function startWithLong(options: { long?: number; longAfterMs?: number }): Promise<number> {
+    longResponses.length = 0;
+    pendingResponses.length = 0;
+    server = createServer((request, response) => {
+      if (request.url === '/pending') return void pendingResponses.push(response);
+      if (request.url !== '/long') return response.end(JSON.stringify({ path: request.url }));
+      response.write('[');
+      longResponses.push(response);
+    });
+    admission = admitConnections(server, { serving: 1, waiting: 4, ...options });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return (server.address() as { port: number }).port;
+  }
+
+  it('keeps an idle keep-alive connection while none wait, and closes it once a whole request waits', async () => {
+    const port = await startWithLong({});
+    const first = await client(port);
+    first.get('/one');
+    await expect.poll(first.text).toContain('{"path":"/one"}');
+    // Idle over more than two sweeps (125 ms apart here), nobody waiting: kept.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(first.socket.readableEnded).toBe(false);
+    const second = await client(port);
+    second.get('/two');
+    await once(first.socket, 'end');
+    await expect.poll(second.text).toContain('{"path":"/two"}');
+    expect(first.text().match(/HTTP\/1\.1/g)).toHaveLength(1);
+  });
+
+  it('lets a response written past longAfterMs give its place back, up to `long` of them', async () => {
+    const port = await startWithLong({ long: 1, longAfterMs: 100 });
+    const first = await client(port);
+    first.get('/long');
+    await expect.poll(first.text).toContain('[');
+    const second = await client(port);
+    second.get('/long');
+    // The first has written for 100 ms while the second waits: its place goes to the second.
+    await expect.poll(second.text).toContain('[');
+    expect(admission.counts()).toEqual({ serving: 1, waiting: 0, long: 1 });
+    const third = await client(port);
+    third.get('/three');
+    // One long response without a place at most: the second keeps its place, the third waits.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(third.text()).toBe('');
+    expect(admission.counts()).toEqual({ serving: 1, waiting: 1, long: 1 });
+    // The first, done, is closed (idle while a request waits); then the second's place goes to the third.
+    longResponses[0]?.end(']');
+    await once(first.socket, 'end');
+    await expect.poll(third.text).toContain('{"path":"/three"}');
+    expect(admission.counts()).toEqual({ serving: 1, waiting: 0, long: 1 });
+    expect(first.text().match(/HTTP\/1\.1/g)).toHaveLength(1);
+  });
+
+  it('keeps the place of a request whose answer has not begun, however long it takes', async () => {
+    const port = await startWithLong({ longAfterMs: 100 });
+    const first = await client(port);
+    first.get('/pending');
+    await expect.poll(() => pendingResponses.length).toBe(1);
+    const second = await client(port);
+    second.get('/second');
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(second.text()).toBe('');
+    expect(admission.counts()).toEqual({ serving: 1, waiting: 1, long: 0 });
+    pendingResponses[0]?.end('{}');
+    // Answered, then idle while the second waits: closed, and the second served.
+    await expect.poll(second.text).toContain('{"path":"/second"}');
   });
 });
 
@@ -205,11 +282,11 @@ describe('admitConnections, slow request heads', () => {
       connection.socket.write('GET /slow HTTP/1.1\r\n');
       slow.push(connection);
     }
-    await expect.poll(() => admission.counts()).toEqual({ serving: 2, waiting: 2 });
+    await expect.poll(() => admission.counts()).toEqual({ serving: 2, waiting: 2, long: 0 });
     const whole = [await client(port), await client(port)];
     for (const connection of whole) connection.get('/whole');
     for (const connection of whole) await expect.poll(connection.text).toContain('{"path":"/whole"}');
-    expect(admission.counts()).toEqual({ serving: 4, waiting: 2 });
+    expect(admission.counts()).toEqual({ serving: 4, waiting: 2, long: 0 });
     expect(slow.map((connection) => connection.text())).toEqual(['', '', '', '']);
   });
 });

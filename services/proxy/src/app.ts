@@ -5,6 +5,7 @@ import {
   errorAnswer,
   notInDocument,
   requestIdOf,
+  servedAtMost,
   serveMetricsOnPort,
   startOutgoingSpan,
   type App,
@@ -23,7 +24,7 @@ export interface ProxyAppOptions {
   logger: Logger | false;
   /** Origin every request goes to, e.g. http://web:3000. */
   upstream: URL;
-  /** MAX_CONNECTIONS: the most client connections served at once (the kit's admission), so the most requests in flight to the upstream. */
+  /** MAX_CONNECTIONS: the kit admission's places; with the long responses that gave theirs back, the most requests in flight to the upstream. */
   maxConnections: number;
   /** Longest wait to connect, for the response to begin, and between two body reads. */
   upstreamTimeoutMs: number;
@@ -100,10 +101,10 @@ export function createProxyApp(options: ProxyAppOptions): App {
     upstream: options.upstream,
     // A pool per address: the Host header is the client's ($host), never the address.
     pool: {
-      // One request in flight per client connection at most, so this never queues; the probes the
-      // kit serves past the cap (GET /health and /ready, forwarded here) get places of their own,
-      // or a probe would wait behind a full pool of slow requests.
-      connections: options.maxConnections + PROBE_CONNECTIONS,
+      // One request in flight per served client connection at most (with a place or a long response
+      // without), so this never queues; the probes the kit serves past the cap (GET /health and /ready,
+      // forwarded here) get places of their own, or a probe would wait behind a full pool of slow requests.
+      connections: servedAtMost(options.maxConnections) + PROBE_CONNECTIONS,
       connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.upstreamTimeoutMs) },
       headersTimeout: options.upstreamTimeoutMs,
       bodyTimeout: options.upstreamTimeoutMs,

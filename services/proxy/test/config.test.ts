@@ -3,12 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { readConfig } from '../src/config.js';
 
 describe('readConfig', () => {
-  // 512 clients at once, as many as nginx's worker_connections 1024 proxies: each proxied client takes two
-  // of nginx's connections, its own and the upstream's.
-  it("defaults to the spec's upstream web:3000, the clients nginx's 1024 connections serve, and 60 s timeout", () => {
+  it("defaults to the spec's upstream web:3000, the kit's 64 places, and 60 s timeout", () => {
     const config = readConfig({});
     expect(config.upstream.href).toBe('http://web:3000/');
-    expect(config.maxConnections).toBe(512);
+    expect(config.maxConnections).toBe(64);
     expect(config.upstreamTimeoutMs).toBe(60_000);
     expect(config.upstreamResolveMs).toBe(1000);
     expect(config.metricsPort).toBe(9100);
