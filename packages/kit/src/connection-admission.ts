@@ -14,6 +14,8 @@ export interface AdmissionOptions {
   long?: number;
   /** How long after its request a response still being written gives its place back while others wait; default 250 ms. */
   longAfterMs?: number;
+  /** How long a served connection may sit between two requests while others wait before it is closed; default 1 s. */
+  idleAfterMs?: number;
   /** Called when a connection is closed unanswered, every waiting place being taken. */
   onDrop?: () => void;
 }
@@ -99,7 +101,7 @@ const REQUEST_LINE_PEEK = 16;
  * anything else listens for connections.
  */
 export function admitConnections(server: Server, options: AdmissionOptions): Admission {
-  const { maxWaitMs = 10_000, turnAfterMs = 10_000, longAfterMs = 250 } = options;
+  const { maxWaitMs = 10_000, turnAfterMs = 10_000, longAfterMs = 250, idleAfterMs = 1_000 } = options;
   const longLimit = options.long ?? LONG_PER_PLACE * options.serving;
   /** Places given to connections as they arrive, before they send anything. */
   const onArrival = Math.ceil(options.serving / 2);
@@ -114,8 +116,8 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   const served = new Map<Socket, Exchange | undefined>();
   /** Served connections whose long response gave its place back: they hold none. */
   const released = new Set<Socket>();
-  /** Served connections seen between two requests at the last sweep, with the exchange they had then. */
-  const idle = new Map<Socket, Exchange>();
+  /** Served connections seen between two requests, with the exchange they had then and when first seen so. */
+  const idle = new Map<Socket, { exchange: Exchange; since: number }>();
   let serving = 0;
 
   const serve = (socket: Socket): void => {
@@ -212,8 +214,9 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   };
 
   // While whole requests wait for a place, a place is for a connection at work. One between two
-  // requests at two sweeps in a row is closed (as its keep-alive timeout would, only sooner): a
-  // client's pool reconnects when it needs to, and waits its turn. One still writing its response
+  // requests for idleAfterMs is closed (as its keep-alive timeout would, only sooner): a client's
+  // pool reconnects when it needs to, and waits its turn. Not sooner: a client may be writing its
+  // next request as the connection closes, and must then send it again (the keep-alive race). One still writing its response
   // longAfterMs after the request (a slow reader of a long list) gives its place back, up to `long`
   // of them, and is closed after its next answer; one whose answer has not begun (its handler at
   // work, or waiting on the database) keeps it. One that has sent no request yet is
@@ -227,8 +230,9 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     for (const [socket, exchange] of served) {
       if (exchange === undefined) continue;
       if (exchange.response.writableFinished) {
-        if (idle.get(socket) === exchange) socket.end();
-        else idle.set(socket, exchange);
+        const seen = idle.get(socket);
+        if (seen?.exchange !== exchange) idle.set(socket, { exchange, since: now });
+        else if (now - seen.since >= idleAfterMs) socket.end();
       } else if (
         exchange.response.headersSent &&
         !released.has(socket) &&

@@ -175,7 +175,7 @@ describe('admitConnections, places for connections at work', () => {
   /** Responses to GET /pending: nothing written yet (a handler at work), ended by the test. */
   const pendingResponses: ServerResponse[] = [];
 
-  async function startWithLong(options: { long?: number; longAfterMs?: number }): Promise<number> {
+  async function startWithLong(options: { long?: number; longAfterMs?: number; idleAfterMs?: number }): Promise<number> {
     longResponses.length = 0;
     pendingResponses.length = 0;
     server = createServer((request, response) => {
@@ -191,12 +191,12 @@ describe('admitConnections, places for connections at work', () => {
   }
 
   it('keeps an idle keep-alive connection while none wait, and closes it once a whole request waits', async () => {
-    const port = await startWithLong({});
+    const port = await startWithLong({ idleAfterMs: 200 });
     const first = await client(port);
     first.get('/one');
     await expect.poll(first.text).toContain('{"path":"/one"}');
-    // Idle over more than two sweeps (125 ms apart here), nobody waiting: kept.
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Idle for longer than idleAfterMs, nobody waiting: kept.
+    await new Promise((resolve) => setTimeout(resolve, 400));
     expect(first.socket.readableEnded).toBe(false);
     const second = await client(port);
     second.get('/two');
@@ -206,7 +206,7 @@ describe('admitConnections, places for connections at work', () => {
   });
 
   it('lets a response written past longAfterMs give its place back, up to `long` of them', async () => {
-    const port = await startWithLong({ long: 1, longAfterMs: 100 });
+    const port = await startWithLong({ long: 1, longAfterMs: 100, idleAfterMs: 200 });
     const first = await client(port);
     first.get('/long');
     await expect.poll(first.text).toContain('[');
@@ -230,7 +230,7 @@ describe('admitConnections, places for connections at work', () => {
   });
 
   it('keeps the place of a request whose answer has not begun, however long it takes', async () => {
-    const port = await startWithLong({ longAfterMs: 100 });
+    const port = await startWithLong({ longAfterMs: 100, idleAfterMs: 200 });
     const first = await client(port);
     first.get('/pending');
     await expect.poll(() => pendingResponses.length).toBe(1);
