@@ -8,7 +8,7 @@ export interface AdmissionOptions {
   waiting: number;
   /** How long a connection waits for a place before it is answered 503; default 10 s. */
   maxWaitMs?: number;
-  /** How long a connection is served while others wait before its next answer closes it; default 10 s. */
+  /** How long a connection is served while whole requests wait before its next answer closes it; default 2 s. */
   turnAfterMs?: number;
   /** Most responses written past `longAfterMs` that give their place back (to a slow reader); default LONG_PER_PLACE x `serving`. */
   long?: number;
@@ -55,13 +55,22 @@ const headEnd = Buffer.from('\r\n\r\n');
 const LONGEST_HEAD = 16 * 1024;
 
 const busyBody = JSON.stringify({ error: 'Too many connections: try again shortly' });
-const fixedAnswer = (status: string, headers: string, body: string): Buffer =>
+const fixedAnswer = (status: string, headers: string, body: string, connection = 'close'): Buffer =>
   Buffer.from(
     `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n${headers}` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: ${connection}\r\n\r\n${body}`,
   );
 /** The answer to a connection that waited too long: written as it is, no request parsed. */
 const busyAnswer = fixedAnswer('503 Service Unavailable', 'Retry-After: 1\r\n', busyBody);
+/** The same, to a connection kept open after it (keptAfterBusy). */
+const busyKeepAlive = fixedAnswer('503 Service Unavailable', 'Retry-After: 1\r\n', busyBody, 'keep-alive');
+/**
+ * Whether a connection can stay open once its waiting request, whose head is `head` (up to its blank
+ * line), is answered 503: an HTTP/1.1 request that does not ask to close and announces no body, so
+ * that what follows its head is the next request (a body would have to be read and dropped first).
+ */
+const keptAfterBusy = (head: string): boolean =>
+  / HTTP\/1\.1\r\n/.test(head) && !/\r\n(?:content-length|transfer-encoding)[ \t]*:|\r\nconnection[ \t]*:[^\r]*close/i.test(head);
 /** The answer to a request other than a probe on the probe listener. */
 const notProbeAnswer = fixedAnswer('404 Not Found', '', JSON.stringify({ error: 'Only GET /health and GET /ready are served here' }));
 /** Enough of a request line to tell a probe from anything else. */
@@ -75,9 +84,13 @@ const REQUEST_LINE_PEEK = 16;
  * A connection above the cap is not closed at once (a client reconnects at once, and a flood of
  * reconnects costs more than it saves) but waits, its first bytes buffered by the socket and not
  * parsed, until a served connection closes. One that waits longer than `maxWaitMs` is answered a
- * fixed 503 JSON with Retry-After and closed: an answer a client can act on, at the cost of one
- * write. While connections wait, a connection served for longer than `turnAfterMs` is closed after
- * its next answer (`Connection: close`), so the places turn over without a reconnect per request.
+ * fixed 503 JSON with Retry-After: an answer a client can act on, at the cost of one write. If its
+ * whole request is in hand and has no body, the connection stays open and waits again with its next
+ * request; any other is closed. Under a flood, the clients' reconnects after their 503s (accepting,
+ * then closing, 16,000 connections) took from a quarter to most of the serving for the rest of the
+ * run. While whole requests wait, a connection served for longer than `turnAfterMs` is closed after
+ * its next answer (`Connection: close`), so the places turn over without a reconnect per request,
+ * well before the waiting ones' 503.
  * A waiting connection whose request is a probe (GET /health or /ready) is served at once, past the
  * cap: an orchestrator must never take a busy replica for a dead one. Beyond `waiting`, a new
  * connection is closed unanswered, as Node's own maxConnections does.
@@ -101,7 +114,7 @@ const REQUEST_LINE_PEEK = 16;
  * anything else listens for connections.
  */
 export function admitConnections(server: Server, options: AdmissionOptions): Admission {
-  const { maxWaitMs = 10_000, turnAfterMs = 10_000, longAfterMs = 250, idleAfterMs = 1_000 } = options;
+  const { maxWaitMs = 10_000, turnAfterMs = 2_000, longAfterMs = 250, idleAfterMs = 1_000 } = options;
   const longLimit = options.long ?? LONG_PER_PLACE * options.serving;
   /** Places given to connections as they arrive, before they send anything. */
   const onArrival = Math.ceil(options.serving / 2);
@@ -201,6 +214,22 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     const oldest = Date.now() - maxWaitMs;
     for (const [socket, arrived] of waiting) {
       if (arrived > oldest) return;
+      const head = received.get(socket);
+      const end = head?.indexOf(headEnd) ?? -1;
+      if (head !== undefined && end !== -1 && keptAfterBusy(head.toString('latin1', 0, end + 2))) {
+        socket.write(busyKeepAlive);
+        // Its request answered, it waits again (as a new arrival, last in line) with what follows it.
+        const rest = head.subarray(end + headEnd.length);
+        if (rest.length > 0) received.set(socket, rest);
+        else received.delete(socket);
+        ready.delete(socket);
+        waiting.delete(socket);
+        waiting.set(socket, Date.now());
+        socket.off('readable', peek);
+        socket.on('readable', peek);
+        peek.call(socket);
+        continue;
+      }
       takeOut(socket);
       // The client closes first, as the answer asks (its FIN ends the socket: onWaitingEnd's twin
       // below), so the closed connection's TIME_WAIT is the client's: closed from here, a flood's
@@ -216,11 +245,11 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   // While whole requests wait for a place, a place is for a connection at work. One between two
   // requests for idleAfterMs is closed (as its keep-alive timeout would, only sooner): a client's
   // pool reconnects when it needs to, and waits its turn. Not sooner: a client may be writing its
-  // next request as the connection closes, and must then send it again (the keep-alive race). One still writing its response
-  // longAfterMs after the request (a slow reader of a long list) gives its place back, up to `long`
-  // of them, and is closed after its next answer; one whose answer has not begun (its handler at
-  // work, or waiting on the database) keeps it. One that has sent no request yet is
-  // headersTimeout's business.
+  // next request as the connection closes, and must then send it again (the keep-alive race). One
+  // still writing its response longAfterMs after the request (a slow reader of a long list) gives
+  // its place back, up to `long` of them, and is closed after its next answer; one whose answer has
+  // not begun (its handler at work, or waiting on the database) keeps it. One that has sent no
+  // request yet is headersTimeout's business.
   const sweepServed = (): void => {
     if (ready.size === 0) {
       idle.clear();
@@ -272,12 +301,12 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     }
     wait(socket);
   });
-  // Runs before the app's own request listener: while connections wait, a long-served connection ends after
+  // Runs before the app's own request listener: while whole requests wait, a long-served connection ends after
   // this answer; a probe's served past the cap, and one whose long response gave its place back, end after it.
   server.prependListener('request', (request, response) => {
     served.set(request.socket, { response, since: Date.now() });
     if (pastCap.has(request.socket) || released.has(request.socket)) response.shouldKeepAlive = false;
-    else if (waiting.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs)
+    else if (ready.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs)
       response.shouldKeepAlive = false;
   });
 

@@ -124,7 +124,24 @@ describe('admitConnections', () => {
 });
 
 describe('admitConnections, waits and turns', () => {
-  it('answers a connection that waited too long 503 JSON with Retry-After, and lets the client close first', async () => {
+  it('answers a GET that waited too long 503 JSON with Retry-After, and keeps its connection waiting with the next request', async () => {
+    server = createServer((request, response) => response.end(JSON.stringify({ path: request.url })));
+    admission = admitConnections(server, { serving: 1, waiting: 4, maxWaitMs: 300 });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as { port: number }).port;
+    const first = await client(port);
+    const late = await client(port);
+    // Two requests at once: the first waits its time and is answered 503, the second then waits in its turn.
+    late.socket.write('GET /late HTTP/1.1\r\nHost: x\r\n\r\nGET /next HTTP/1.1\r\nHost: x\r\n\r\n');
+    await expect.poll(late.text).toContain('\r\n\r\n{"error":"Too many connections: try again shortly"}');
+    first.socket.destroy();
+    await expect.poll(late.text).toContain('{"path":"/next"}');
+    expect(late.text()).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n[^]*\r\nRetry-After: 1\r\n[^]*\r\nConnection: keep-alive\r\n/);
+    expect(late.text().match(/HTTP\/1\.1 /g)).toHaveLength(2);
+  });
+
+  it('answers a request with a body that waited too long 503 JSON with Retry-After, and lets the client close first', async () => {
     server = createServer((_request, response) => response.end('{}'));
     admission = admitConnections(server, { serving: 1, waiting: 4, maxWaitMs: 100 });
     server.listen(0, '127.0.0.1');
@@ -132,7 +149,7 @@ describe('admitConnections, waits and turns', () => {
     const port = (server.address() as { port: number }).port;
     await client(port);
     const late = await client(port);
-    late.get('/late');
+    late.socket.write('POST /late HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}');
     await expect.poll(late.text).toContain('\r\n\r\n{"error":"Too many connections: try again shortly"}');
     expect(late.text()).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
     expect(late.text()).toMatch(/\r\nRetry-After: 1\r\n/);
