@@ -304,10 +304,10 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   // Runs before the app's own request listener: while whole requests wait, a long-served connection ends after
   // this answer; a probe's served past the cap, and one whose long response gave its place back, end after it.
   server.prependListener('request', (request, response) => {
-    served.set(request.socket, { response, since: Date.now() });
+    const now = Date.now();
+    served.set(request.socket, { response, since: now });
     if (pastCap.has(request.socket) || released.has(request.socket)) response.shouldKeepAlive = false;
-    else if (ready.size > 0 && Date.now() - (servedSince.get(request.socket) ?? Date.now()) >= turnAfterMs)
-      response.shouldKeepAlive = false;
+    else if (ready.size > 0 && now - (servedSince.get(request.socket) ?? now) >= turnAfterMs) response.shouldKeepAlive = false;
   });
 
   return {
