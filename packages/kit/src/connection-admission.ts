@@ -124,9 +124,8 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   const waiting = new Map<Socket, number>();
   /** The waiting connections whose request head is complete, in the order they completed it. */
   const ready = new Set<Socket>();
-  const servedSince = new WeakMap<Socket, number>();
-  /** Served connections, each with the exchange it is in (none before its first request). */
-  const served = new Map<Socket, Exchange | undefined>();
+  /** Served connections: since when, and the exchange each is in (none before its first request). */
+  const served = new Map<Socket, { since: number; exchange: Exchange | undefined }>();
   /** Served connections whose long response gave its place back: they hold none. */
   const released = new Set<Socket>();
   /** Served connections seen between two requests, with the exchange they had then and when first seen so. */
@@ -135,8 +134,7 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
 
   const serve = (socket: Socket): void => {
     serving += 1;
-    servedSince.set(socket, Date.now());
-    served.set(socket, undefined);
+    served.set(socket, { since: Date.now(), exchange: undefined });
     socket.once('close', () => {
       served.delete(socket);
       idle.delete(socket);
@@ -256,7 +254,7 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       return;
     }
     const now = Date.now();
-    for (const [socket, exchange] of served) {
+    for (const [socket, { exchange }] of served) {
       if (exchange === undefined) continue;
       if (exchange.response.writableFinished) {
         const seen = idle.get(socket);
@@ -305,9 +303,11 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
   // this answer; a probe's served past the cap, and one whose long response gave its place back, end after it.
   server.prependListener('request', (request, response) => {
     const now = Date.now();
-    served.set(request.socket, { response, since: now });
+    const connection = served.get(request.socket);
+    if (connection === undefined) return;
+    connection.exchange = { response, since: now };
     if (pastCap.has(request.socket) || released.has(request.socket)) response.shouldKeepAlive = false;
-    else if (ready.size > 0 && now - (servedSince.get(request.socket) ?? now) >= turnAfterMs) response.shouldKeepAlive = false;
+    else if (ready.size > 0 && now - connection.since >= turnAfterMs) response.shouldKeepAlive = false;
   });
 
   return {
