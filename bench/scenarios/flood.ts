@@ -11,7 +11,7 @@ import { defaultLoadGenerator } from '../load-generator.js';
 import type { RunSettings } from '../measure.js';
 import { fixed } from '../report.js';
 import { nodeServer, repoRoot, serviceServer, startServer, type ServerProcess, type ServerSpec } from '../server-process.js';
-import { atMost, type ScenarioResult, type TargetCheck } from '../targets.js';
+import { atLeast, atMost, type ScenarioResult, type TargetCheck } from '../targets.js';
 import { bareDatabase, listRoute, seedUsers } from './database.js';
 import { bareRelay } from './proxy.js';
 
@@ -21,8 +21,8 @@ const run = promisify(execFile);
 const places = readServiceConfig({}, services.database).maxConnections;
 /** Connections of the flood: 250 per place at the default 64 (MAX_CONNECTIONS). */
 const floodConnections = 16_000;
-/** wrk processes the flood comes from, each to an address of its own (load()). */
-const floodClients = 8;
+/** wrk processes every load comes from, each to an address of its own (load()): as many at 50 connections as at 16,000. */
+const clients = 8;
 const calmConnections = 50;
 const calmSeconds = 5;
 /** Past the 10 s a connection waits for a place before its 503, so that the places turn over during the run. */
@@ -47,9 +47,11 @@ export interface FloodRow {
   server: string;
   /** Runs the kit's connection admission (a service), or has no cap (a bare baseline). */
   capped: boolean;
+  /** 50 connections before the flood, and again after it. */
   calm: FloodPhase;
+  calmAfter: FloodPhase;
   flood: FloodPhase;
-  /** 2xx req/s at 16,000 connections over 2xx req/s at 50. */
+  /** 2xx req/s at 16,000 connections over the mean of the 2xx req/s at 50 before and after. */
   ratio: number;
   probes: number;
   failedProbes: number;
@@ -100,14 +102,15 @@ async function wrkOnce(url: string, connections: number, seconds: number, cpus: 
  * 10 s, searching for a free local port among its 16,000 connections to the same address and port, while
  * the server sat idle (test/containers/flood.test.ts has the measurement).
  */
-async function load(url: string, connections: number, seconds: number, cpus: string | undefined, clients = 1): Promise<FloodPhase> {
+async function load(url: string, connections: number, seconds: number, cpus: string | undefined): Promise<FloodPhase> {
   const { hostname } = new URL(url);
-  const each = Math.ceil(connections / clients);
+  // 50 as 7, 7, 6, 6, 6, 6, 6, 6: every load has exactly its number of connections.
+  const share = (i: number): number => Math.floor(connections / clients) + (i < connections % clients ? 1 : 0);
   const runs = await Promise.all(
     Array.from({ length: clients }, (_, i) => {
       const address = new URL(url);
-      if (clients > 1) address.hostname = hostname.replace(/\.\d+$/, `.${i + 1}`);
-      return wrkOnce(address.href, each, seconds, cpus);
+      address.hostname = hostname.replace(/\.\d+$/, `.${i + 1}`);
+      return wrkOnce(address.href, share(i), seconds, cpus);
     }),
   );
   const sum = (field: keyof WrkSummary): number => runs.reduce((total, r) => total + r[field], 0);
@@ -153,7 +156,10 @@ function startProbing(baseUrl: string, socketPath: string | undefined): () => Pr
 
 /**
  * 50 connections after a warm-up, then the flood with the probes going (on `probeSocket` when the server
- * has one, as the images' probes ask); the server's peak RSS.
+ * has one, as the images' probes ask), then 50 again after the same warm-up (which lets the server close
+ * the flood's connections first); the server's peak RSS. The ratio's baseline is the mean of both loads
+ * at 50: on this shared machine one server's figure moved by a third from one such load to the next,
+ * minutes apart, so one load before the flood put the ratio anywhere from 0.6 to 1.2.
  */
 async function measureFlood(
   server: ServerProcess,
@@ -163,21 +169,26 @@ async function measureFlood(
   probeSocket: string | undefined,
 ): Promise<FloodRow> {
   const url = server.baseUrl + path;
-  if (settings.warmupSeconds > 0) await load(url, calmConnections, settings.warmupSeconds, settings.cpus.other);
-  const calm = await load(url, calmConnections, calmSeconds, settings.cpus.other);
+  const calmLoad = async (): Promise<FloodPhase> => {
+    if (settings.warmupSeconds > 0) await load(url, calmConnections, settings.warmupSeconds, settings.cpus.other);
+    return load(url, calmConnections, calmSeconds, settings.cpus.other);
+  };
+  const calm = await calmLoad();
   const stopProbing = startProbing(server.baseUrl, probeSocket);
-  const flood = await load(url, floodConnections, floodSeconds, settings.cpus.other, floodClients).catch(async (error: unknown) => {
+  const flood = await load(url, floodConnections, floodSeconds, settings.cpus.other).catch(async (error: unknown) => {
     await stopProbing();
     throw error;
   });
   const probes = await stopProbing();
+  const calmAfter = await calmLoad();
   const answered = probes.filter((ms): ms is number => ms !== undefined);
   return {
     server: server.label,
     capped,
     calm,
+    calmAfter,
     flood,
-    ratio: flood.okPerSecond / calm.okPerSecond,
+    ratio: flood.okPerSecond / ((calm.okPerSecond + calmAfter.okPerSecond) / 2),
     probes: probes.length,
     failedProbes: probes.length - answered.length,
     // A probe with no 200 counts as the whole timeout.
@@ -209,13 +220,13 @@ async function floodOne(
 }
 
 /**
- * What the admission promises a capped service under the flood: every probe answered in time, and memory
- * a container holds. The throughput ratio is in the table, not a target: it depends on how the load
- * generator reconnects after its 503s as much as on the server.
+ * What the admission promises a capped service under the flood (issue 21): every probe answered in time,
+ * memory a container holds, and at least 0.8 of the throughput it serves at 50 connections.
  */
 function floodTargets(row: FloodRow): TargetCheck[] {
   const name = `Flood ${row.server}`;
   return [
+    atLeast(`${name}: 2xx req/s at ${floodConnections} connections over at ${calmConnections}`, row.ratio, 0.8),
     atMost(`${name}: worst /health probe at ${floodConnections} connections (ms)`, row.worstProbeMs, probeTimeoutMs),
     atMost(`${name}: /health probes without a 200 within 3 s`, row.failedProbes, 0),
     atMost(`${name}: peak RSS (MB)`, row.peakRssMb, rssBoundMb),
@@ -274,12 +285,12 @@ export async function runFlood(
 /** The flood table as Markdown, like the suite's others. */
 export function formatFloodTable(rows: FloodRow[]): string {
   const lines = [
-    `| Server | cap | 2xx req/s at ${calmConnections} | 2xx req/s at ${floodConnections} | ratio | p99 ms at ${calmConnections} | p99 ms at ${floodConnections} | non-2xx | socket errors | timeouts | /health probes failed | worst probe ms | peak RSS MB |`,
+    `| Server | cap | 2xx req/s at ${calmConnections}, before / after | 2xx req/s at ${floodConnections} | ratio | p99 ms at ${calmConnections} | p99 ms at ${floodConnections} | non-2xx | socket errors | timeouts | /health probes failed | worst probe ms | peak RSS MB |`,
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.server} | ${r.capped ? `MAX_CONNECTIONS ${places}` : 'none'} | ${Math.round(r.calm.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(r.calm.p99Ms, 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
+      `| ${r.server} | ${r.capped ? `MAX_CONNECTIONS ${places}` : 'none'} | ${Math.round(r.calm.okPerSecond)} / ${Math.round(r.calmAfter.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(Math.max(r.calm.p99Ms, r.calmAfter.p99Ms), 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
     );
   }
   return lines.join('\n');
