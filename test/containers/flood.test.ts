@@ -278,27 +278,24 @@ async function whileProbed<T>(target: Target, body: () => Promise<T>): Promise<{
   return { result: settled.value, probed };
 }
 
-/** The memory cgroup of the target's processes, as the host mounts it: v1 (memory controller) or v2. */
-function memoryCgroup(target: Target): { dir: string; v2: boolean } {
+/** The target's cgroup for `controller`, as the host mounts it: v1 (the controller's hierarchy) or v2. */
+function cgroupOf(target: Target, controller: 'memory' | 'cpuacct'): { dir: string; v2: boolean } {
   const lines = readFileSync(`/proc/${target.pid}/cgroup`, 'utf8').split('\n');
-  const v1 = lines.find((l) => l.split(':')[1]?.split(',').includes('memory'));
-  if (v1 !== undefined) return { dir: `/sys/fs/cgroup/memory${v1.split(':')[2] ?? ''}`, v2: false };
+  const v1 = lines.find((l) => l.split(':')[1]?.split(',').includes(controller));
+  if (v1 !== undefined) {
+    const [, controllers = '', path = ''] = v1.split(':');
+    return { dir: `/sys/fs/cgroup/${controllers}${path}`, v2: false };
+  }
   const unified = lines.find((l) => l.startsWith('0::'));
-  if (unified === undefined) throw new Error(`no memory cgroup for pid ${target.pid}: ${lines.join('; ')}`);
+  if (unified === undefined) throw new Error(`no ${controller} cgroup for pid ${target.pid}: ${lines.join('; ')}`);
   return { dir: `/sys/fs/cgroup${unified.slice(3)}`, v2: true };
 }
 
-/** CPU seconds the target's processes have used, user and system, from its cgroup: v1 (cpuacct controller) or v2. */
+/** CPU seconds the target's processes have used, user and system: v1 cpuacct.usage, v2 cpu.stat's usage_usec. */
 function cpuSeconds(target: Target): number {
-  const lines = readFileSync(`/proc/${target.pid}/cgroup`, 'utf8').split('\n');
-  const v1 = lines.find((l) => l.split(':')[1]?.split(',').includes('cpuacct'));
-  if (v1 !== undefined) {
-    const [, controllers = '', path = ''] = v1.split(':');
-    return Number(readFileSync(`/sys/fs/cgroup/${controllers}${path}/cpuacct.usage`, 'utf8').trim()) / 1e9;
-  }
-  const unified = lines.find((l) => l.startsWith('0::'));
-  const stat = readFileSync(`/sys/fs/cgroup${unified?.slice(3) ?? ''}/cpu.stat`, 'utf8');
-  return Number(/^usage_usec (\d+)$/m.exec(stat)?.[1]) / 1e6;
+  const { dir, v2 } = cgroupOf(target, 'cpuacct');
+  if (!v2) return Number(readFileSync(join(dir, 'cpuacct.usage'), 'utf8').trim()) / 1e9;
+  return Number(/^usage_usec (\d+)$/m.exec(readFileSync(join(dir, 'cpu.stat'), 'utf8'))?.[1]) / 1e6;
 }
 
 /**
@@ -308,13 +305,13 @@ function cpuSeconds(target: Target): number {
  * no lower than the phase's.
  */
 function resetMemoryPeak(target: Target): void {
-  const { dir, v2 } = memoryCgroup(target);
+  const { dir, v2 } = cgroupOf(target, 'memory');
   if (!v2) writeFileSync(join(dir, 'memory.max_usage_in_bytes'), '0');
 }
 
 /** Peak memory of the container's cgroup and its count of OOM kills (a kill of node under `init` leaves .State.OOMKilled false). */
 function memoryState(target: Target): { peak: number; oomKills: number } {
-  const { dir, v2 } = memoryCgroup(target);
+  const { dir, v2 } = cgroupOf(target, 'memory');
   const peak = Number(readFileSync(join(dir, v2 ? 'memory.peak' : 'memory.max_usage_in_bytes'), 'utf8').trim());
   const events = readFileSync(join(dir, v2 ? 'memory.events' : 'memory.oom_control'), 'utf8');
   return { peak, oomKills: Number(/^oom_kill (\d+)$/m.exec(events)?.[1] ?? 0) };
@@ -524,12 +521,12 @@ describe.skipIf(skipReason !== undefined)('flood: 16,000 connections at each ser
       const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
       const calmRate = mean(calm.map(({ report }) => servedPerSecond(report)));
       const floodRate = servedPerSecond(flooded.report);
-      const steadies = [...calm, flooded].map(({ report }) => steadyOkPerSecond(report)).filter((rate) => rate !== undefined);
-      const [calmSteady, floodSteady] = [mean(steadies.slice(0, calm.length)), steadies[calm.length]];
+      const calmSteadies = calm.map(({ report }) => steadyOkPerSecond(report)).filter((rate) => rate !== undefined);
+      const floodSteady = steadyOkPerSecond(flooded.report);
       const steady =
-        floodSteady === undefined
+        floodSteady === undefined || calmSteadies.length < calm.length
           ? 'too short to tell'
-          : `${calmSteady.toFixed(0)} and ${floodSteady.toFixed(0)}, ratio ${(floodSteady / calmSteady).toFixed(2)}`;
+          : `${mean(calmSteadies).toFixed(0)} and ${floodSteady.toFixed(0)}, ratio ${(floodSteady / mean(calmSteadies)).toFixed(2)}`;
       const cpuPerAnswer = ({ report, cpuS }: { report: WrkReport; cpuS: number }): string =>
         `${((cpuS / (report.requests || 1)) * 1e6).toFixed(1)} µs`;
       console.log(
