@@ -158,8 +158,9 @@ function startProbing(baseUrl: string, socketPath: string | undefined): () => Pr
  * 50 connections after a warm-up, then the flood with the probes going (on `probeSocket` when the server
  * has one, as the images' probes ask), then 50 again after the same warm-up (which lets the server close
  * the flood's connections first); the server's peak RSS. The ratio's baseline is the mean of both loads
- * at 50: on this shared machine one server's figure moved by a third from one such load to the next,
- * minutes apart, so one load before the flood put the ratio anywhere from 0.6 to 1.2.
+ * at 50: on this shared machine one server's figure moved by up to half from one such load to the next,
+ * minutes apart (the proxy: 10,584 and 16,266 req/s), so one load before the flood put the ratio anywhere
+ * from 0.6 to 1.2.
  */
 async function measureFlood(
   server: ServerProcess,
