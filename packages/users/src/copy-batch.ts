@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { UserBatch } from './user.js';
+import type { UserBatch } from './user-store.js';
 
 type Connection = Parameters<pg.Submittable['submit']>[0];
 

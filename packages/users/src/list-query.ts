@@ -1,5 +1,5 @@
 import { HttpError } from '@svc/kit';
-import { MAX_ID, MAX_PAGE_SIZE } from './user.js';
+import { MAX_ID, MAX_PAGE_SIZE } from './user-store.js';
 
 /** What a client asked of the list: the users after `after`, all of them or a page of `limit`. */
 export interface ListRequest {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { UserBatch, UserPage, UserStore } from './user.js';
+import type { UserBatch, UserPage, UserStore } from './user-store.js';
 
 /**
  * Users in the first page of a streamed list, and the most per query after it on a store without

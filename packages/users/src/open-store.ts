@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, readOptionalUrl, readString, type Env } from '@svc/kit';
 import { createPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 import { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
-import type { UserStore } from './user.js';
+import type { UserStore } from './user-store.js';
 
 /** Where users live: PostgreSQL when a URL is given, otherwise a SQLite file in dataDir. */
 export interface StoreConfig {

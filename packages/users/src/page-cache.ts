@@ -1,4 +1,4 @@
-import type { UserPage } from './user.js';
+import type { UserPage } from './user-store.js';
 
 /**
  * Pages by (after, limit), bounded by the size of their JSON text: when a new page would go over

@@ -11,7 +11,7 @@ import {
   type UserBatch,
   type UserPage,
   type UserStore,
-} from './user.js';
+} from './user-store.js';
 import { withTimeout } from './with-timeout.js';
 
 export interface PostgresStoreOptions {

@@ -4,7 +4,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { parseListQuery } from './list-query.js';
 import { STREAM_BATCH, streamList } from './list-stream.js';
 import { BadListQuery, DatabaseStatus, ListQuery, NewUserBody, User, UserList } from './schemas.js';
-import { DatabaseUnavailableError, DuplicateEmailError, type UserPage, type UserStore } from './user.js';
+import { DatabaseUnavailableError, DuplicateEmailError, type UserPage, type UserStore } from './user-store.js';
 import { parseNewUser } from './validate.js';
 
 /** The health probe gives up after this, well within the 2 s it must answer in and the 3 s image health check. */

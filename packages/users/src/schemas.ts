@@ -1,7 +1,7 @@
 /** Schemas of the user routes: one User schema for POST and list keeps their bytes identical. */
 import { errorAnswer, IsoTimestamp } from '@svc/kit';
 import { Type, type Static } from 'typebox';
-import { MAX_ID, MAX_PAGE_SIZE } from './user.js';
+import { MAX_ID, MAX_PAGE_SIZE } from './user-store.js';
 import { EMAIL_MAX_LENGTH, EMAIL_PATTERN, NAME_MAX_LENGTH, NAME_PATTERN } from './validate.js';
 
 const example = { id: 1, name: 'Ada Lovelace', email: 'ada@example.com', created_at: '2026-11-22T10:15:30.123Z' };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { traceStatement, type Statement } from '@svc/kit';
 import Database from 'better-sqlite3';
 import { PageCache } from './page-cache.js';
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserPage, type UserStore } from './user.js';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserPage, type UserStore } from './user-store.js';
 
 /** The file's name inside DATA_DIR, as the original's `sqlite:///app.db`. */
 export const SQLITE_FILE = 'app.db';

@@ -1,6 +1,6 @@
 import type { Logger } from '@svc/kit';
 import { openUserStore, type StoreConfig } from './open-store.js';
-import type { UserStore } from './user.js';
+import type { UserStore } from './user-store.js';
 
 /**
  * Opens the store the environment asks for and creates the table before the service listens.

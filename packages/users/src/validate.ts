@@ -1,4 +1,4 @@
-import type { NewUser } from './user.js';
+import type { NewUser } from './user-store.js';
 
 /** Column limits (spec 2.1 and 8), counted in Unicode characters as PostgreSQL counts them. */
 export const NAME_MAX_LENGTH = 100;
