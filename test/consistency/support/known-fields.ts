@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import type { KubeObject } from './kustomize.js';
+import type { KubeObject } from './kubectl.js';
 
 const minimalLib = `declare global {
   interface Array<T> { length: number; [n: number]: T }
