@@ -17,9 +17,8 @@ import {
   type StackMember,
   type StackName,
 } from '@svc/manifest';
-import { startListeningProcess, type ListeningProcess } from '@svc/testing/listening-process';
-import { serviceEntry } from '@svc/testing/service-process';
 import { prettyFactory } from 'pino-pretty';
+import { serviceEntry, startListeningProcess, type ListeningProcess } from './listening-process.js';
 
 const HEALTH_TIMEOUT_MS = 30_000;
 

@@ -1,15 +1,14 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { startedLine, type ServiceName } from '@svc/manifest';
-import { startListeningProcess, type ListeningProcess } from './listening-process.js';
+import { serviceEntry, startListeningProcess, type ListeningProcess } from '../../../scripts/listening-process.js';
 import { repoRoot } from './repo-root.js';
+
+export { serviceEntry };
 
 export interface ServiceProcess extends ListeningProcess {
   name: ServiceName;
 }
-
-/** The compiled entry point of a service, relative to the repository root. */
-export const serviceEntry = (name: ServiceName): string => `services/${name}/dist/main.js`;
 
 /** What every service process gets before the test's own variables: production on 127.0.0.1. */
 const baseEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOST: '127.0.0.1', NODE_ENV: 'production' });
