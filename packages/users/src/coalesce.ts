@@ -1,5 +1,5 @@
 /** A query running for a key, and the callers that arrived since it was sent. */
-interface Slot<T> {
+interface InFlight<T> {
   /** Waiting for the next query of this key, which starts when the running one settles. */
   next: { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } | undefined;
 }
@@ -18,29 +18,29 @@ interface Slot<T> {
  * tracked: a caller of another key beyond that runs its own query, as without coalescing.
  */
 export class Coalescer<T> {
-  private readonly slots = new Map<string, Slot<T>>();
+  private readonly inFlight = new Map<string, InFlight<T>>();
 
   constructor(private readonly maxKeys: number) {}
 
   /** The query's result for this caller; `query` must depend on the key alone (it may serve later callers). */
   run(key: string, query: () => Promise<T>): Promise<T> {
-    const slot = this.slots.get(key);
-    if (slot !== undefined) return (slot.next ??= deferred<T>()).promise;
-    if (this.slots.size >= this.maxKeys) return query();
+    const running = this.inFlight.get(key);
+    if (running !== undefined) return (running.next ??= deferred<T>()).promise;
+    if (this.inFlight.size >= this.maxKeys) return query();
     return this.start(key, { next: undefined }, query);
   }
 
   /** Sends the query now for the caller at hand; when it settles, the next one for those who came since. */
-  private start(key: string, slot: Slot<T>, query: () => Promise<T>): Promise<T> {
-    this.slots.set(key, slot);
+  private start(key: string, running: InFlight<T>, query: () => Promise<T>): Promise<T> {
+    this.inFlight.set(key, running);
     const result = Promise.resolve().then(query);
     const settled = (): void => {
-      const waiting = slot.next;
+      const waiting = running.next;
       if (waiting === undefined) {
-        this.slots.delete(key);
+        this.inFlight.delete(key);
         return;
       }
-      const following: Slot<T> = { next: undefined };
+      const following: InFlight<T> = { next: undefined };
       this.start(key, following, query).then(waiting.resolve, waiting.reject);
     };
     result.then(settled, settled);
@@ -48,7 +48,7 @@ export class Coalescer<T> {
   }
 }
 
-function deferred<T>(): NonNullable<Slot<T>['next']> {
+function deferred<T>(): NonNullable<InFlight<T>['next']> {
   let resolve!: (value: T) => void;
   let reject!: (error: unknown) => void;
   const promise = new Promise<T>((res, rej) => {

@@ -2,7 +2,7 @@ import { traceStatement, type Statement } from '@svc/kit';
 import pg from 'pg';
 import { Coalescer } from './coalesce.js';
 import { CopyBatch, copyText } from './copy-batch.js';
-import { Slots } from './slots.js';
+import { Permits } from './permits.js';
 import {
   DatabaseUnavailableError,
   DuplicateEmailError,
@@ -143,7 +143,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // Many clients reading the same page at once (the head of the list) share queries, never
   // results from before they asked (coalesce.ts): PostgreSQL, not Node, limits the list's throughput.
   const pages = new Coalescer<UserPage>(SHARED_PAGES);
-  const batchSlots = new Slots(BATCH_CONNECTIONS);
+  const batchPermits = new Permits(BATCH_CONNECTIONS);
 
   return {
     init,
@@ -162,7 +162,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
           const copied = pool.query(new CopyBatch(copyText(selectUsers, after, limit), limit)) as unknown as Promise<UserBatch>;
           return withTimeout(copied, QUERY_TIMEOUT_MS, 'the query');
         };
-        return await batchSlots.run(() => traceStatement(copyStatement, copy));
+        return await batchPermits.run(() => traceStatement(copyStatement, copy));
       } catch (error) {
         throw classify(error);
       }

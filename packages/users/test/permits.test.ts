@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Slots } from '../src/slots.js';
+import { Permits } from '../src/permits.js';
 
-describe('Slots', () => {
-  it('runs at most `count` tasks at once, the others in arrival order as slots free, failed ones included', async () => {
-    const slots = new Slots(2);
+describe('Permits', () => {
+  it('runs at most `count` tasks at once, the others in arrival order as permits free, failed ones included', async () => {
+    const permits = new Permits(2);
     let running = 0;
     let most = 0;
     const started: number[] = [];
@@ -16,12 +16,12 @@ describe('Slots', () => {
       if (id === 1) throw new Error('failed');
       return id;
     };
-    const results = await Promise.allSettled([1, 2, 3, 4, 5].map((id) => slots.run(task(id))));
+    const results = await Promise.allSettled([1, 2, 3, 4, 5].map((id) => permits.run(task(id))));
     expect(most).toBe(2);
     expect(started).toEqual([1, 2, 3, 4, 5]);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
-    // Every slot was given back: two run at once again.
-    await Promise.all([slots.run(task(6)), slots.run(task(7))]);
+    // Every permit was given back: two run at once again.
+    await Promise.all([permits.run(task(6)), permits.run(task(7))]);
     expect(started.slice(-2)).toEqual([6, 7]);
   });
 });

@@ -1,5 +1,5 @@
-/** At most `count` tasks run at once; the others wait their turn in arrival order. */
-export class Slots {
+/** A counting semaphore: at most `count` tasks run at once; the others wait for a permit in arrival order. */
+export class Permits {
   private free: number;
   private readonly waiting: (() => void)[] = [];
 
@@ -13,7 +13,7 @@ export class Slots {
     try {
       return await task();
     } finally {
-      // The slot passes straight to the next in line, or is given back.
+      // The permit passes straight to the next in line, or is given back.
       const next = this.waiting.shift();
       if (next === undefined) this.free += 1;
       else next();
