@@ -1,44 +1,32 @@
 import { Readable } from 'node:stream';
-import type { UserBatch, UserPage, UserStore } from './user-store.js';
+import { BYTES_PER_USER, type UserBatch, type UserPage, type UserStore } from './user-store.js';
 
 /**
  * Users in the first page of a streamed list, and the most per query after it on a store without
- * batch() (SQLite): about 110 kB of JSON. Larger pages page faster on PostgreSQL (300,000 users:
- * 1.0-1.9 s in batches of 5,000, 2.7-3.5 s in batches of 1,000), but peak RSS rose (a million users
- * with a 64 MB heap: 129 to 144 MB), probably because a text over V8's 128 kB regular-object size
- * goes to the large-object space (not verified); PostgreSQL's batch() reads larger batches as bytes
- * instead (copy-batch.ts).
+ * batch() (SQLite): about 110 kB of JSON. Larger pages page faster but hold more memory as V8
+ * strings; PostgreSQL's batch() reads its larger batches as bytes instead (copy-batch.ts).
  */
 export const STREAM_BATCH = 1000;
 
-/**
- * The most users per batch from a store's batch() (PostgreSQL's COPY, about 550 kB): a million
- * users take 200 round trips instead of 1,000. A million users on a loaded machine, three readings
- * each: batches of 2,000 3.8-4.7 s and peak RSS 110 MB, 5,000 2.5-5.7 s and 109 MB, 10,000
- * 3.4-9.3 s and 111-121 MB, 20,000 4.1-5.5 s and 134 MB, 50,000 12-14 s and 163 MB.
- */
+/** The most users per batch from a store's batch() (PostgreSQL's COPY, read as bytes): fewer round trips for a fast reader. */
 export const MAX_STREAM_BATCH = 5000;
 
 /**
  * The fewest users per batch: about 11 kB of JSON. A client that reads slower than the database
- * answers holds its last batches (in the socket's buffer, read ahead) until it has read them: 200
- * clients reading a long list at 64 KB/s in batches of the largest took variant B's container
- * (512 MB) near its limit, and sometimes over it. A batch is at least this, however slow the client.
+ * answers holds its last batches (in the socket's buffer, read ahead) until it has read them, so
+ * a slow reader's batches are kept small; a batch is at least this, however slow the client.
  */
 export const MIN_STREAM_BATCH = 100;
 
 /**
  * How long a batch should last the client that reads it: its size is what the client read in that
- * time. Shorter holds less for each slow reader but asks the database more often: at 100 ms, 200
- * clients reading at 64 KB/s made 1,200 queries a second and took PostgreSQL's pool from the others.
+ * time. Shorter holds less for each slow reader but asks the database more often, taking the pool
+ * from the other requests.
  */
 const BATCH_READ_MS = 1000;
 
 /** The least a client's pace is measured over: more than a socket's buffers (16 kB in Node, more in the kernel) take at once. */
 const PACE_BYTES = 64 * 1024;
-
-/** About what a user takes in the list's JSON (typically 110 bytes; copy-batch.ts sizes its buffer so too). */
-const BYTES_PER_USER = 128;
 
 /**
  * The rest of a list whose first page is already read, as JSON text: `[`, the first page, the
@@ -64,8 +52,8 @@ export function streamList(store: UserStore, first: UserPage, onCut: (error: unk
     store.batch?.(after, size) ?? store.page(after, size).then((page) => ({ ...page, body: page.json === '' ? '' : `,${page.json}` }));
   async function* chunks(): AsyncGenerator<string | Buffer> {
     let { lastId, more } = first;
-    // Small until the client's pace is known (it is after the first page): a thousand slow readers
-    // each holding two batches of a thousand users would take 220 MB.
+    // Small until the client's pace is known (it is after the first page): many slow readers each
+    // holding large batches would hold much of the heap.
     let size = MIN_STREAM_BATCH;
     let chunk: string | Buffer = `[${first.json}`;
     // The client's pace: bytes it read while the stream waited for it, and how long it waited.

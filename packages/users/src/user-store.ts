@@ -12,8 +12,11 @@ export interface NewUser {
 /** PostgreSQL's integer: the largest id either database hands out here. */
 export const MAX_ID = 2_147_483_647;
 
-/** Most users one page (and one batch of a streamed list) holds. */
+/** Most users one page holds. */
 export const MAX_PAGE_SIZE = 1000;
+
+/** About what one user takes in the list's JSON: what a batch's buffer and a client's pace are reckoned in. */
+export const BYTES_PER_USER = 128;
 
 /**
  * One page of the list, as the database wrote it: the users' JSON objects joined by commas,

@@ -122,6 +122,46 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
     }
   });
 
+  it('rejects a COPY batch the server refuses, and serves on without the connection it ran on', async () => {
+    const url = await postgres!.createDatabase();
+    await sql(url, 'CREATE TABLE users (id integer PRIMARY KEY)'); // a table of the same name without our columns
+    const store = createPostgresStore(url);
+    try {
+      const error: unknown = await store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(pg.DatabaseError);
+      expect((error as pg.DatabaseError).code).toBe('42703'); // undefined column
+      expect(await store.ping(1_000)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails a COPY batch cut by the server as unavailable, and reads the next one on a new connection', async () => {
+    const url = await postgres!.createDatabase();
+    const store = createPostgresStore(url);
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await store.init();
+      await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 10) AS i");
+      // The COPY waits for the lock until its backend is terminated, as by an operator or a restart.
+      await locker.query('BEGIN; LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      const cut = store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
+      for (let terminated = 0; terminated === 0;) {
+        const result = await locker.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-users' AND query LIKE 'COPY%'",
+        );
+        terminated = result.rowCount ?? 0;
+      }
+      expect(await cut).toBeInstanceOf(DatabaseUnavailableError);
+      await locker.query('COMMIT');
+      expect(await store.batch!(0, MAX_STREAM_BATCH)).toMatchObject({ lastId: 10, more: false });
+    } finally {
+      await locker.end();
+      await store.close();
+    }
+  });
+
   it('says more users may follow a full COPY batch, and reads as many users as asked', async () => {
     const url = await postgres!.createDatabase();
     const store = createPostgresStore(url);
