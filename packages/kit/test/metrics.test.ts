@@ -4,7 +4,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '@svc/testing/prometheus-text';
-import { createServer, meterStore, metricsOf, serveMetricsOnPort, upstreamErrorCounter, type App } from '../src/index.js';
+import { createServer, metricsOf, serveMetricsOnPort, upstreamErrorCounter, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'metrics' };
 let app: App;
@@ -150,38 +150,13 @@ describe('GET /metrics', () => {
     await new Promise((resolve) => taken.close(resolve));
   });
 
-  it('adds the database pool gauges and failed queries, and the upstream errors', async () => {
+  it('adds the upstream errors', async () => {
     const baseUrl = await build();
-    const store = meterStore(
-      app,
-      {
-        page: async (fail: boolean) => {
-          if (fail) throw new Error('connection refused');
-          return 'page';
-        },
-        create: async () => {
-          throw new Error('duplicate');
-        },
-        size: () => 3,
-        poolStats: () => ({ total: 4, idle: 3, waiting: 1 }),
-      },
-      (error) => (error as Error).message !== 'duplicate',
-    );
-    expect(store.size()).toBe(3);
-    await expect(store.create()).rejects.toThrow('duplicate');
-    expect(await store.page(false)).toBe('page');
-    await expect(store.page(true)).rejects.toThrow('connection refused');
     const countError = upstreamErrorCounter();
     const before = sampleValue(await scrape(`${baseUrl}/metrics`), 'upstream_errors_total', { kind: 'timeout' }) ?? Number.NaN;
     countError('timeout');
     const families = await scrape(`${baseUrl}/metrics`);
-    expect(sampleValue(families, 'db_pool_total_connections')).toBe(4);
-    expect(sampleValue(families, 'db_pool_idle_connections')).toBe(3);
-    expect(sampleValue(families, 'db_pool_waiting_queries')).toBe(1);
-    expect(sampleValue(families, 'db_query_errors_total', { operation: 'page' })).toBe(1);
-    expect(sampleValue(families, 'db_query_errors_total', { operation: 'create' })).toBeUndefined();
     expect(sampleValue(families, 'upstream_errors_total', { kind: 'timeout' })).toBe(before + 1);
-    expect(metricsOf(app).registry.getSingleMetric('db_pool_total_connections')).toBeDefined();
   });
 
   it('with metrics: false, counts nothing and has no /metrics, and still adds CORS and X-Request-Id', async () => {

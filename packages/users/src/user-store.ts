@@ -1,4 +1,3 @@
-import type { PoolStats } from '@svc/kit';
 import type { User } from './schemas.js';
 
 export type { User };
@@ -40,6 +39,15 @@ export interface UserBatch {
   lastId: number | undefined;
   /** Whether users may follow: the batch was full, or the page said so. */
   more: boolean;
+}
+
+/** A connection pool's state, read at each scrape (store-metrics.ts). */
+export interface PoolStats {
+  /** Connections open, idle or in use. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }
 
 /** The email is already taken: the database's unique constraint said so. */

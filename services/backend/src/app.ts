@@ -1,6 +1,14 @@
-import { createServer, healthPlugin, meterStore, readyPlugin, type App, type Logger } from '@svc/kit';
+import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
-import { databaseReady, databaseStatus, DuplicateEmailError, DatabaseStatus, listUsersPlugin, type UserStore } from '@svc/users';
+import {
+  databaseReady,
+  databaseStatus,
+  DuplicateEmailError,
+  DatabaseStatus,
+  listUsersPlugin,
+  meterStore,
+  type UserStore,
+} from '@svc/users';
 import { Type } from 'typebox';
 
 export interface BackendAppOptions {

@@ -1,4 +1,4 @@
-import { createServer, healthPlugin, meterStore, readyPlugin, type App, type Logger } from '@svc/kit';
+import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import {
   createUserPlugin,
@@ -7,6 +7,7 @@ import {
   databaseStatus,
   DatabaseStatus,
   listUsersPlugin,
+  meterStore,
   type UserStore,
 } from '@svc/users';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
