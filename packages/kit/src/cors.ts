@@ -11,7 +11,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { indexOfName, isFlatList, type Head } from './head.js';
+import { indexOfName, isFlatList, type Head } from './flat-head.js';
 
 const allowOrigin = 'access-control-allow-origin';
 

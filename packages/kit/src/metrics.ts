@@ -46,6 +46,9 @@ export function attachMetrics(app: App, metrics: AppMetrics): void {
   byApp.set(app, metrics);
 }
 
+/** The app's metrics; undefined for an app made with metrics: false. */
+export const metricsIfAny = (app: App): AppMetrics | undefined => byApp.get(app);
+
 /** The app's metrics, for a service that adds its own (see poolMetrics, or prom-client with `registers`). */
 export function metricsOf(app: App): AppMetrics {
   const metrics = byApp.get(app);

@@ -15,7 +15,7 @@ const wellFormed = /^[A-Za-z0-9._:-]{1,128}$/;
 /** True when a client's X-Request-Id is kept as it is. */
 export const isWellFormedRequestId = (id: string): boolean => wellFormed.test(id);
 
-/** Where the id of a request is kept for its response head (see responseClass in fast-paths.ts). */
+/** Where the id of a request is kept for its response head (see response-class.ts). */
 const idKey = Symbol('requestId');
 type Identified = IncomingMessage & { [idKey]?: string };
 

@@ -11,17 +11,17 @@ import Fastify, {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { Type } from 'typebox';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { answerOptions, pathOf } from './cors.js';
-import { addDocsPage } from './docs.js';
+import { addDocsPage } from './docs-page.js';
 import { HttpError } from './errors.js';
-import { answerBeforeRouting, leaveUncounted, meterAs, responseClass, withoutRequestChildren, type RawHandler } from './fast-paths.js';
 import type { Logger } from './logger.js';
-import { attachMetrics, createAppMetrics, metricsContentType, metricsText, type AppMetrics } from './metrics.js';
+import { attachMetrics, createAppMetrics, metricsContentType, metricsIfAny, metricsText, type AppMetrics } from './metrics.js';
 import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
-import { closeQuietConnectionsOnClose } from './quiet-connections.js';
+import { closeIdleConnectionsOnClose } from './idle-connections.js';
 import { assignRequestId, requestIdOf } from './request-id.js';
-import { traceRequests, tracer, type Tracer } from './tracing.js';
+import { leaveUncounted, meterAs, responseClass, type RawHandler } from './response-class.js';
+import { tracer, type Tracer } from './tracing.js';
 
 /** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -53,12 +53,17 @@ export interface ServerOptions {
    */
   serveMetrics?: boolean;
   /**
-   * Answers every request on Node's own request and response before Fastify routes it, counted
-   * under the route template `route`: for a service that handles every path alike (the proxy).
-   * Fastify still takes requests while closing and with request logging on, and inject()'s, so
-   * the service's own routes must answer as `handler` does (fast-paths.ts, 5).
+   * Wraps Fastify's request listener on the server (Fastify's `serverFactory`): for a service that
+   * answers some requests on Node's own request and response, before Fastify routes them. inject()'s
+   * requests never reach the server, so the service's routes must answer as its wrapper does.
    */
-  beforeRouting?: { route: string; handler: RawHandler };
+  wrapRequests?: (routed: RawHandler) => RawHandler;
+  /**
+   * Node's `optimizeEmptyRequests`: a request without Content-Length or Transfer-Encoding has no body
+   * (RFC 9112 6.3), and Node hands it over already ended. Only for requests that skip Fastify's body
+   * parsers, which would wait for an 'end' that never comes; default false.
+   */
+  optimizeEmptyRequests?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -166,7 +171,7 @@ function answerFor(
 }
 
 /**
- * The error handler's answer for a handler that writes Node's response itself (beforeRouting, a
+ * The error handler's answer for a handler that writes Node's response itself (wrapRequests, a
  * hijacked reply), as JSON; its log line has the request's id, as the answer does.
  */
 export function answerError(response: ServerResponse, error: unknown, log: FastifyBaseLogger): void {
@@ -174,6 +179,20 @@ export function answerError(response: ServerResponse, error: unknown, log: Fasti
   const body = JSON.stringify({ error: message });
   response.writeHead(status, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body) });
   response.end(body);
+}
+
+/**
+ * For a service's wrapRequests: labels a request it answers without Fastify's routing as Fastify
+ * would label one routed to `route`: its id (genReqId), its metrics' cells and its span's name.
+ */
+export function labelUnrouted(app: App, route: string): RawHandler {
+  const cells = metricsIfAny(app)?.requests.forRoute(route);
+  const tracing = tracer();
+  return (request, response) => {
+    assignRequestId(request);
+    if (cells !== undefined) meterAs(response, cells);
+    tracing?.route(request, route);
+  };
 }
 
 /**
@@ -191,20 +210,31 @@ export function createServer(options: ServerOptions): App {
 
   const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
   const metrics = options.metrics === false ? undefined : createAppMetrics();
+  const tracing = tracer();
   const app = Fastify({
-    http: {
-      ServerResponse: responseClass({ cors, closing: () => closing, metrics: metrics?.requests }),
-      // 6. A request without Content-Length or Transfer-Encoding has no body (RFC 9112 6.3): Node hands
-      // it over already ended (see fast-paths.ts). Only where requests skip Fastify's body parsers, which
-      // would wait for an 'end' that never comes (a DELETE with a Content-Type and no body would hang).
-      optimizeEmptyRequests: options.beforeRouting !== undefined,
-      // Node enforces headersTimeout and requestTimeout (below) only when it looks, every 30 s by
-      // default: a head unfinished after 10 s would hold its connection up to 40 s.
-      connectionsCheckingInterval: 1000,
+    // The server is made here rather than by Fastify, so that a service may wrap the request listener.
+    serverFactory: (fastify) => {
+      const routed = options.wrapRequests?.(fastify) ?? fastify;
+      const server = createHttpServer(
+        {
+          ServerResponse: responseClass({ cors, closing: () => closing, metrics: metrics?.requests }),
+          optimizeEmptyRequests: options.optimizeEmptyRequests === true,
+          // Node enforces headersTimeout and requestTimeout only when it looks, every 30 s by default:
+          // a head unfinished after 10 s would hold its connection up to 40 s.
+          connectionsCheckingInterval: 1000,
+        },
+        // Tracing on (an OTLP endpoint set): every request served inside its server span.
+        tracing === undefined ? routed : (request, response) => tracing.serve(request, response, () => routed(request, response)),
+      );
+      // A client has 10 s to send its headers and 30 s for the whole request; an idle keep-alive
+      // socket is closed after 72 s, longer than a proxy's 60 s upstream idle timeout so that the
+      // proxy, not us, closes first and never reuses a closing socket.
+      server.headersTimeout = 10_000;
+      server.requestTimeout = 30_000;
+      server.keepAliveTimeout = 72_000;
+      return server;
     },
-    ...(options.logger === false
-      ? { logger: false }
-      : { loggerInstance: requestLogging ? options.logger : withoutRequestChildren(options.logger) }),
+    ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: options.bodyLimit ?? MiB,
     // The request's id is its X-Request-Id when well formed (request-id.ts), else a new UUID: the
     // reqId of its log lines, and the X-Request-Id of its answer (responseClass).
@@ -212,33 +242,13 @@ export function createServer(options: ServerOptions): App {
     requestIdHeader: false,
     // Per-request lines cost a write each; they are on only at LOG_LEVEL=debug or trace.
     logController: new LogController({ disableRequestLogging: !requestLogging }),
-    // A client has 10 s to send its headers and 30 s for the whole request; an idle
-    // keep-alive socket is closed after 72 s, longer than a proxy's 60 s upstream idle
-    // timeout so that the proxy, not us, closes first and never reuses a closing socket.
-    connectionTimeout: 0,
-    requestTimeout: 30_000,
-    keepAliveTimeout: 72_000,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     // Malformed URLs and header errors reach the client as JSON too.
     frameworkErrors: (error, _request, reply) => sendError(reply, 400, error.message),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App; // Fastify infers the logger type from the options; every service uses the base logger type
   if (metrics !== undefined) attachMetrics(app, metrics);
-  // Tracing on (an OTLP endpoint set): each request in its server span, named after its route.
-  const tracing = tracer();
   labelRoutes(app, metrics, tracing);
-  if (options.beforeRouting !== undefined) {
-    const { route, handler } = options.beforeRouting;
-    const traced: RawHandler | undefined =
-      tracing &&
-      ((request, response) => {
-        tracing.route(request, route);
-        handler(request, response);
-      });
-    answerBeforeRouting(app.server, () => closing || requestLogging, metrics?.requests.forRoute(route), traced ?? handler);
-  }
-  if (tracing !== undefined) traceRequests(app.server, tracing);
-  app.server.headersTimeout = 10_000;
 
   // A second router that only knows which methods exist on which paths, so that a known
   // path with a wrong method answers 405 with Allow instead of 404.
@@ -270,10 +280,10 @@ export function createServer(options: ServerOptions): App {
     addDocsPage(kitRoutes);
   });
 
-  const closeQuietConnections = closeQuietConnectionsOnClose(app.server);
+  const closeIdleConnections = closeIdleConnectionsOnClose(app.server);
   app.addHook('preClose', async () => {
     closing = true;
-    closeQuietConnections();
+    closeIdleConnections();
   });
 
   /** A request no route takes: 405 with Allow on a path that takes other methods, 404 elsewhere. */

@@ -4,7 +4,7 @@
  * OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT or _TRACES_ENDPOINT, OTEL_SDK_DISABLED not
  * true). Until then `activeTracer` is undefined and every function here costs one check of it.
  */
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from './logger.js';
 import type { TracingConfig } from './tracing-config.js';
 
@@ -72,23 +72,6 @@ export async function stopTracing(): Promise<void> {
  * to the logger of a service whose tracing is enabled, so a service without it pays nothing per line.
  */
 export const traceLogFields = (): Record<string, string> => activeTracer?.logFields() ?? {};
-
-/**
- * Every request the server takes is served inside its server span: Node's request listener
- * (Fastify's, or answerBeforeRouting's in its place) is wrapped, so every path of every service,
- * the fast ones included, is traced. Called only with tracing on: off, requests go as before.
- */
-export function traceRequests(server: Server, activeTracer: Tracer): void {
-  const listeners = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
-  const serve = listeners[0];
-  if (listeners.length !== 1 || serve === undefined) {
-    throw new Error(`the server has ${listeners.length} request listeners, not 1: traceRequests needs updating`);
-  }
-  server.removeListener('request', serve);
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    activeTracer.serve(request, response, () => serve(request, response));
-  });
-}
 
 /** A client span for an outgoing HTTP call, its `traceparent` set in `headers`; undefined with tracing off or the trace sampled out. */
 export const startOutgoingSpan = (method: string, origin: URL, path: string, headers: OutgoingHeaders): OutgoingSpan | undefined =>

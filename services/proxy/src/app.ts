@@ -3,6 +3,7 @@ import {
   answerError,
   createServer,
   errorAnswer,
+  labelUnrouted,
   notInDocument,
   requestIdOf,
   servedAtMost,
@@ -10,6 +11,7 @@ import {
   startOutgoingSpan,
   type App,
   type Logger,
+  type RawHandler,
 } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -93,9 +95,31 @@ export function createProxyApp(options: ProxyAppOptions): App {
     serveApiDocument: false,
     serveMetrics: false,
     api: { title: 'proxy', description: services.proxy.summary },
-    // Every path is forwarded alike: requests skip Fastify's routing (the routes below take the rest).
-    beforeRouting: { route: forwardedRoute, handler: forwardRaw },
+    // Every path is forwarded alike, so requests skip Fastify's routing and its request and reply
+    // objects; the routes below take the requests Fastify still routes (see forwardBeforeRouting).
+    wrapRequests: (routed) => forwardBeforeRouting(routed),
+    // Those requests never reach Fastify's body parsers (bodies are streamed to the upstream).
+    optimizeEmptyRequests: true,
   });
+  const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  let labelForwarded: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
+  /**
+   * Every request is forwarded on Node's own request and response, labelled as the catch-all route
+   * would be, but while closing (Fastify answers 503) and with request logging on (Fastify writes
+   * the lines), when Fastify routes it to the same forwarding.
+   */
+  function forwardBeforeRouting(routed: RawHandler): RawHandler {
+    return (request, response) => {
+      if (closing || requestLogging) return routed(request, response);
+      // Made at the first request: the app's metrics and tracer are known by then.
+      (labelForwarded ??= labelUnrouted(app, forwardedRoute))(request, response);
+      forwardRaw(request, response);
+    };
+  }
   if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
   const upstream = new UpstreamAddresses({
     upstream: options.upstream,

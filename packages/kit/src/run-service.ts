@@ -1,7 +1,7 @@
+import { once } from 'node:events';
 import { lstat, rm } from 'node:fs/promises';
-import { createServer as createNetServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { admitConnections, type Admission } from './connection-admission.js';
+import { admitConnections, type Admission } from './admission/connection-admission.js';
 import { ConfigError, type Env, type ServiceConfig, type ServiceIdentity } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import type { App } from './server.js';
@@ -19,29 +19,24 @@ export interface ServiceDefinition<Config extends ServiceConfig> {
   readConfig: (env: Env) => Config;
   /**
    * Builds the app; may wait for a database. The app comes back inside an object, never as a
-   * promise's value: a Fastify instance is a thenable, and awaiting it boots it through avvio's
-   * then(), after which every request ran about 13% slower (measured on the proxy); listen() boots
-   * it without that cost.
+   * promise's value: a Fastify instance is a thenable, and awaiting it would boot it there.
    */
   build: (context: { config: Config; logger: Logger }) => BuiltService | Promise<BuiltService>;
 }
 
-/**
- * Connections that may wait for a place, whatever MAX_CONNECTIONS is: a waiting one costs about a
- * kilobyte. Fewer than a flood's connections, and the ones closed unanswered reconnect at once, in a
- * storm that took throughput to a few percent (measured at 8,192 for 16,000).
- */
+/** Connections that may wait for a place, whatever MAX_CONNECTIONS is: a waiting one costs a socket and its buffers. */
 const WAITING = 16_384;
 
 /**
  * MAX_CONNECTIONS served at once, up to WAITING more waiting, any beyond closed unanswered (logged at
- * most once a second, with how many); the waiting ones are closed as the app starts closing.
+ * most once a second, with how many). As the app starts closing, the port stops accepting, the waiting
+ * connections are closed, and the close waits for the served ones to finish their answers.
  */
 function admitClients(app: App, maxConnections: number, logger: Logger): Admission {
   let dropped = 0;
   let loggedAt = 0;
   const admission = admitConnections(app.server, {
-    serving: maxConnections,
+    places: maxConnections,
     waiting: WAITING,
     onDrop: () => {
       dropped += 1;
@@ -51,42 +46,23 @@ function admitClients(app: App, maxConnections: number, logger: Logger): Admissi
       dropped = 0;
     },
   });
-  app.addHook('preClose', (done) => {
-    admission.closeWaiting();
-    done();
-  });
+  app.addHook('preClose', async () => admission.close());
   return admission;
 }
 
 /**
- * The probe socket (PROBE_SOCKET): a listener of its own, so an orchestrator's probe never waits in
- * the port's accept queue. Node takes one connection from a listener per turn of its event loop
- * (libuv accepts once per readiness event), and under a flood a turn serves a thousand requests: the
- * port's queue, thousands of connections long, drained at about 35 a second, and probes waited
- * there for seconds. Here only probes come. Made before the app listens (its close hook cannot be
- * added after), listening once it does; closed with the app.
+ * Where the HTTP server itself listens: the probe socket (PROBE_SOCKET), or else a loopback port of
+ * the system's choosing. The public port is the admission's; the server must listen somewhere all
+ * the same, as Node enforces its headers and request timeouts only on a listening server. Probes
+ * come here straight to Node, never waiting in the port's accept queue behind a flood.
  */
-function probeListener(app: App, admission: Admission, path: string): { listen: () => Promise<void> } {
-  const probes = createNetServer((socket) => admission.probeOnly(socket));
-  app.addHook('preClose', (done) => {
-    probes.close();
-    done();
-  });
+async function probeAddress(path: string | undefined): Promise<{ path: string } | { port: 0; host: string }> {
+  if (path === undefined) return { port: 0, host: '127.0.0.1' };
   // '@name' is an abstract socket: no file, and only the container's own network namespace reaches it.
-  const address = path.startsWith('@') ? `\0${path.slice(1)}` : path;
-  return {
-    listen: async () => {
-      // A socket file left by a process that was killed; anything else at that path stays, and listen fails on it.
-      if (!path.startsWith('@') && (await lstat(path).catch(() => undefined))?.isSocket() === true) await rm(path);
-      await new Promise<void>((resolve, reject) => {
-        probes.once('error', reject);
-        probes.listen(address, () => {
-          probes.off('error', reject);
-          resolve();
-        });
-      });
-    },
-  };
+  if (path.startsWith('@')) return { path: `\0${path.slice(1)}` };
+  // A socket file left by a process that was killed; anything else at that path stays, and listen fails on it.
+  if ((await lstat(path).catch(() => undefined))?.isSocket() === true) await rm(path);
+  return { path };
 }
 
 /** How long in-flight requests may take to finish after SIGTERM before we give up. */
@@ -201,26 +177,25 @@ export async function runService<Config extends ServiceConfig>(
   }
 
   const admission = admitClients(app, config.maxConnections, logger);
-  const probes = config.probeSocket === undefined ? undefined : probeListener(app, admission, config.probeSocket);
-
   try {
-    // The longest accept queue the kernel allows (it caps this at somaxconn, 4096 here): with Node's
-    // 511, a flood's connection burst overflowed it and clients waited out SYN retransmits of 1 s and more.
-    await app.listen({ port: config.port, host: config.host, backlog: 65535 });
+    // The longest accept queue the kernel allows (it caps this at somaxconn): with Node's 511, a
+    // flood's connection burst overflowed it and clients waited out SYN retransmits.
+    admission.listener.listen({ port: config.port, host: config.host, backlog: 65535 });
+    await once(admission.listener, 'listening');
   } catch (error) {
     const message = listenErrorMessage(error as NodeJS.ErrnoException, config);
     if (message !== undefined) fail(name, message);
     logger.fatal({ err: error }, 'could not start');
     process.exit(1);
   }
-  if (probes !== undefined) {
-    try {
-      await probes.listen();
-    } catch (error) {
-      fail(name, `cannot listen on PROBE_SOCKET ${config.probeSocket}: ${(error as Error).message}`);
-    }
+  try {
+    await app.listen(await probeAddress(config.probeSocket));
+  } catch (error) {
+    const where = config.probeSocket === undefined ? 'a loopback port' : `PROBE_SOCKET ${config.probeSocket}`;
+    fail(name, `cannot listen on ${where}: ${(error as Error).message}`);
   }
-  const address = app.server.address();
+  admission.open();
+  const address = admission.listener.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   // The line's `port` field is how the stack runner, the tests and the bench learn the port.
   logger.info({ port, mode: config.mode }, `${service.startedMessage} ${port}`);

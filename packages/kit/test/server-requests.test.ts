@@ -1,14 +1,14 @@
 /**
- * One test per speed trick of fast-paths.ts: each fails if a Fastify or pino release silently
- * undoes the trick (the bench would only show it as a slower run).
+ * What createServer does for every request beyond Fastify's own: the request's logger, the response
+ * class's headers, the health report's serializer, and a service's wrapper of the request listener.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { pino } from 'pino';
 import { Type } from 'typebox';
-import { answerError, createServer, healthPlugin, HttpError, metricsOf, type App } from '../src/index.js';
+import { answerError, createServer, healthPlugin, HttpError, labelUnrouted, metricsOf, type App, type RawHandler } from '../src/index.js';
 
-const api = { title: 'test', description: 'fast paths' };
+const api = { title: 'test', description: 'requests' };
 let app: App;
 
 afterEach(async () => {
@@ -17,32 +17,40 @@ afterEach(async () => {
 
 const listen = async (): Promise<string> => `http://127.0.0.1:${(await app.listen({ port: 0, host: '127.0.0.1' })).split(':').pop()}`;
 
-describe('fast paths', () => {
-  it('1. a request in a plugin gets no pino child until it writes a line, which then carries its request id', async () => {
-    const lines: { reqId?: string; msg?: string }[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as { reqId?: string; msg?: string }) });
+describe('createServer, per request', () => {
+  it("a request's logger is a whole pino logger: its lines carry the request id, and its children (child, bindings, level) work", async () => {
+    type Line = { reqId?: string; msg?: string; step?: number };
+    const lines: Line[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as Line) });
     app = createServer({ logger, api });
     const routes: FastifyPluginCallbackTypebox = (plugin, _options, done) => {
-      // A pino logger (a child included) has bindings(); the request's stand-in has none until it writes.
-      plugin.get('/who', (request, reply) => {
-        void reply.send({ pinoChild: 'bindings' in request.log });
-      });
       plugin.get('/warns', (request, reply) => {
-        request.log.debug('not written at info: no child made for it either');
+        request.log.debug('not written at info');
         request.log.warn('something to say');
-        void reply.send({});
+        const child = request.log.child({ step: 2 });
+        child.warn('from a child');
+        void reply.send({ level: child.level, bindings: (child as unknown as pino.Logger).bindings() });
       });
       done();
     };
     void app.register(routes);
-    expect((await app.inject({ method: 'GET', url: '/who' })).json()).toEqual({ pinoChild: false });
-    await app.inject({ method: 'GET', url: '/warns', headers: { 'x-request-id': 'trace-7' } });
-    expect(lines.filter((line) => line.reqId !== undefined)).toEqual([
-      expect.objectContaining({ reqId: 'trace-7', msg: 'something to say' }),
+    const baseUrl = await listen();
+    // Over a socket as well as through inject(): the request's logger is the same either way.
+    for (const answer of [
+      (await app.inject({ method: 'GET', url: '/warns', headers: { 'x-request-id': 'trace-7' } })).json(),
+      await (await fetch(`${baseUrl}/warns`, { headers: { 'x-request-id': 'trace-8' } })).json(),
+    ]) {
+      expect(answer).toEqual({ level: 'info', bindings: expect.objectContaining({ step: 2 }) as unknown });
+    }
+    expect(lines.filter((line) => line.reqId !== undefined).map(({ reqId, msg, step }) => ({ reqId, msg, step }))).toEqual([
+      { reqId: 'trace-7', msg: 'something to say', step: undefined },
+      { reqId: 'trace-7', msg: 'from a child', step: 2 },
+      { reqId: 'trace-8', msg: 'something to say', step: undefined },
+      { reqId: 'trace-8', msg: 'from a child', step: 2 },
     ]);
   });
 
-  it('2. the response class adds CORS to every head written, and Connection: close once closing', async () => {
+  it('the response class adds CORS to every head written, and Connection: close once closing', async () => {
     app = createServer({ logger: false, api });
     // Hooks run in order: when this one runs, the kit's own preClose has marked the server closing.
     let closing: () => void = () => undefined;
@@ -69,7 +77,7 @@ describe('fast paths', () => {
     app = createServer({ logger: false, api }); // afterEach closes this one
   });
 
-  it('3. a report that changes on every request is written by JSON.stringify, not by its schema', async () => {
+  it('a report that changes on every request is written by JSON.stringify, not by its schema', async () => {
     app = createServer({ logger: false, api });
     const schema = Type.Object({ uptime: Type.Number() });
     // A number schema's serializer would write "5" as 5; JSON.stringify keeps the string.
@@ -78,18 +86,27 @@ describe('fast paths', () => {
     expect((await app.inject({ method: 'GET', url: '/health' })).body).toBe('{"uptime":"5"}');
   });
 
-  it("6. with beforeRouting, a request without a body comes already ended; without it, Fastify's parsers still get their 'end'", async () => {
-    const ended: boolean[] = [];
-    app = createServer({
-      logger: false,
+  /** An app whose wrapper answers every request raw (labelled as `/*`) unless `routedWhen` says. */
+  function wrappedApp(logger: Parameters<typeof createServer>[0]['logger'], handler: RawHandler, routedWhen = () => false): App {
+    let label: RawHandler | undefined;
+    const server: App = createServer({
+      logger,
       api,
-      beforeRouting: {
-        route: '/*',
-        handler: (request, response) => {
-          ended.push(request.readableEnded);
-          response.end();
-        },
+      optimizeEmptyRequests: true,
+      wrapRequests: (routed) => (request, response) => {
+        if (routedWhen()) return routed(request, response);
+        (label ??= labelUnrouted(server, '/*'))(request, response);
+        handler(request, response);
       },
+    });
+    return server;
+  }
+
+  it("with optimizeEmptyRequests, a request without a body comes already ended; without it, Fastify's parsers still get their 'end'", async () => {
+    const ended: boolean[] = [];
+    app = wrappedApp(false, (request, response) => {
+      ended.push(request.readableEnded);
+      response.end();
     });
     let base = await listen();
     await (await fetch(`${base}/a`)).text();
@@ -105,29 +122,26 @@ describe('fast paths', () => {
     expect([deleted.status, await deleted.text()]).toEqual([400, '{"error":"Request body is empty but content-type is application/json"}']);
   });
 
-  describe('5. beforeRouting', () => {
+  describe('wrapRequests', () => {
     let hooksRun = 0;
     /** An app that answers raw with a flat head naming an X-Request-Id of its own, and routes the same path. */
-    function rawApp(logger: Parameters<typeof createServer>[0]['logger']): App {
+    function rawApp(routedWhen?: () => boolean): App {
       hooksRun = 0;
-      const server = createServer({
-        logger,
-        api,
-        beforeRouting: {
-          route: '/*',
-          handler: (request, response) => {
-            response.writeHead(200, ['content-type', 'text/plain', 'X-Request-Id', 'from-upstream']);
-            response.end(`raw ${request.url}`);
-          },
+      const server = wrappedApp(
+        false,
+        (request, response) => {
+          response.writeHead(200, ['content-type', 'text/plain', 'X-Request-Id', 'from-upstream']);
+          response.end(`raw ${request.url}`);
         },
-      });
+        routedWhen,
+      );
       server.addHook('onRequest', async () => void hooksRun++);
       server.get('/*', (_request, reply) => reply.type('text/plain').send('routed'));
       return server;
     }
 
-    it('takes a request before Fastify: no hook runs, its id and CORS are in the head once, counted under the route', async () => {
-      app = rawApp(false);
+    it('takes a request before Fastify: no hook runs, its id and CORS are in the head once, counted under its label', async () => {
+      app = rawApp();
       const baseUrl = await listen();
       const res = await fetch(`${baseUrl}/a/b?c`, { headers: { 'x-request-id': 'trace-9' } });
       expect(await res.text()).toBe('raw /a/b?c');
@@ -140,8 +154,8 @@ describe('fast paths', () => {
       expect(metricsOf(app).requests.render()).toContain('http_requests_total{method="GET",route="/*",status_code="200"} 2');
     });
 
-    it("leaves requests to Fastify's routing with request logging on, and inject()'s", async () => {
-      app = rawApp(pino({ level: 'debug' }, { write: () => undefined }));
+    it("hands requests to Fastify's routing when the wrapper says so, and inject()'s never reach it", async () => {
+      app = rawApp(() => true);
       const baseUrl = await listen();
       expect(await (await fetch(`${baseUrl}/a`)).text()).toBe('routed');
       expect((await app.inject({ method: 'GET', url: '/a' })).body).toBe('routed');
@@ -159,11 +173,7 @@ describe('fast paths', () => {
       // Fastify's own 4xx errors are answered as its error handler answers them.
       Object.assign(new Error('FST_ERR_CTP_BODY_TOO_LARGE'), { statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' }),
     ];
-    app = createServer({
-      logger: false,
-      api,
-      beforeRouting: { route: '/*', handler: (request, response) => answerError(response, errors[Number(request.url?.slice(1))], logger) },
-    });
+    app = wrappedApp(false, (request, response) => answerError(response, errors[Number(request.url?.slice(1))], logger));
     const baseUrl = await listen();
     const answers = [];
     for (const index of [0, 1, 2, 3]) {
