@@ -1,11 +1,9 @@
 import { Readable } from 'node:stream';
 import { errorAnswer, HttpError, sendUnchecked, type ReadyCheck } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { parseListQuery } from './list-query.js';
+import { BadListQuery, DatabaseStatus, ListQuery, NewUserBody, nextPageLink, User, userRequestChecks, UserList } from '@svc/users-api';
 import { STREAM_BATCH, streamList } from './list-stream.js';
-import { BadListQuery, DatabaseStatus, ListQuery, NewUserBody, User, UserList } from './schemas.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserPage, type UserStore } from './user-store.js';
-import { parseNewUser } from './validate.js';
 
 /** The health probe gives up after this, well within the 2 s it must answer in and the 3 s image health check. */
 const PING_TIMEOUT_MS = 1_000;
@@ -66,11 +64,11 @@ export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox 
         503: unavailable,
       },
     };
-    app.get('/api/users', { schema, validatorCompiler: () => () => true }, async (request, reply) => {
-      const { limit, after } = parseListQuery(request.query);
+    app.get('/api/users', { schema, ...userRequestChecks }, async (request, reply) => {
+      const { limit, after = 0 } = request.query;
       const page = await fromStore(() => store.page(after, limit ?? STREAM_BATCH));
       void reply.type('application/json; charset=utf-8');
-      if (limit !== undefined && page.more) void reply.header('link', `</api/users?limit=${limit}&after=${page.lastId}>; rel="next"`);
+      if (limit !== undefined && page.more && page.lastId !== undefined) void reply.header('link', nextPageLink(limit, page.lastId));
       // The body is JSON text written by the database (UserPage), a list of User by construction.
       if (limit !== undefined || !page.more) sendUnchecked(reply, wholeBody(page));
       // HEAD gets the streamed answer's headers without reading the rest of the table.
@@ -147,13 +145,12 @@ export function createUserPlugin(store: UserStore): FastifyPluginCallbackTypebox
             503: unavailable,
           },
         },
-        // The body schema documents; parseNewUser checks, with the original's texts (see NewUserBody).
-        validatorCompiler: () => () => true,
+        ...userRequestChecks,
       },
       async (request, reply) => {
-        const parsed = parseNewUser(request.body);
-        if (!parsed.ok) throw new HttpError(400, parsed.error);
-        const user = await fromStore(() => store.create(parsed.user));
+        // Stored trimmed, so ` a@b.c ` and `a@b.c` are one email; the lengths counted as sent.
+        const { name, email } = request.body;
+        const user = await fromStore(() => store.create({ name: name.trim(), email: email.trim() }));
         return reply.code(201).send(user);
       },
     );

@@ -1,18 +1,16 @@
-import type { User } from './schemas.js';
+import type { User } from '@svc/users-api';
 
 export type { User };
 
-/** What a client supplies to create a user, already checked by parseNewUser. */
+/** What a client supplies to create a user, already checked against NewUserBody and trimmed. */
 export interface NewUser {
   name: string;
   email: string;
 }
 
-/** PostgreSQL's integer: the largest id either database hands out here. */
-export const MAX_ID = 2_147_483_647;
 
-/** Most users one page holds. */
-export const MAX_PAGE_SIZE = 1000;
+/** The largest id either database hands out, and the most users one page holds: limits of the HTTP contract. */
+export { MAX_ID, MAX_PAGE_SIZE } from '@svc/users-api';
 
 /** About what one user takes in the list's JSON: what a batch's buffer and a client's pace are reckoned in. */
 export const BYTES_PER_USER = 128;

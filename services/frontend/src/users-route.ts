@@ -1,6 +1,6 @@
 import { errorAnswer, sendUnchecked } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { BadListQuery, ListQuery, parseListQuery, UserList } from '@svc/users/list-api';
+import { BadListQuery, ListQuery, UserList, userRequestChecks } from '@svc/users-api';
 import type { BackendClient, UsersAnswer } from './backend-client.js';
 
 const fetchFailed = errorAnswer(
@@ -23,10 +23,9 @@ export function usersRoute(backend: BackendClient): FastifyPluginCallbackTypebox
       querystring: ListQuery,
       response: { 200: UserList, 400: BadListQuery, 500: fetchFailed },
     };
-    // ListQuery documents; parseListQuery checks, as the backend does, so a bad value gets the
-    // backend's own 400 from here, without a backend call.
-    app.get('/api/users', { schema, validatorCompiler: () => () => true }, async (request, reply) => {
-      const { limit, after } = parseListQuery(request.query);
+    // Checked as the backend checks it, so a bad value gets the backend's own 400 from here, without a backend call.
+    app.get('/api/users', { schema, ...userRequestChecks }, async (request, reply) => {
+      const { limit, after } = request.query;
       // The response closes when it is sent or when the client goes away; either way the backend call is over.
       const clientGone = new AbortController();
       reply.raw.once('close', () => clientGone.abort());
@@ -35,7 +34,7 @@ export function usersRoute(backend: BackendClient): FastifyPluginCallbackTypebox
         users = await backend.fetchUsers({
           method: request.method === 'HEAD' ? 'HEAD' : 'GET',
           limit,
-          after: request.query.after === undefined ? undefined : after,
+          after,
           signal: clientGone.signal,
           requestId: request.id,
         });

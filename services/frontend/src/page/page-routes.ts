@@ -69,9 +69,9 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
         404: errorAnswer('No such file in the running build', 'Not found: GET /assets/0/main.js'),
       },
     };
-    // The params document; the handler checks them, answering another build or file with the kit's 404, not a 400.
-    app.get('/assets/:build/:file', { schema: asset, validatorCompiler: () => () => true }, (request, reply) => {
-      const file = request.params.build === files.build ? files.assets.get(request.params.file) : undefined;
+    // Another build or file fails the params' check, and is answered with the kit's 404 for an unknown path, not a 400.
+    app.get('/assets/:build/:file', { schema: asset, attachValidation: true }, (request, reply) => {
+      const file = request.validationError === undefined ? files.assets.get(request.params.file) : undefined;
       // As the kit answers an unknown path (its not-found handler would see a known route and say 405).
       if (file === undefined) void reply.code(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` });
       else sendFile(request, reply, file, assetCaching);

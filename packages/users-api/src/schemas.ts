@@ -1,8 +1,20 @@
-/** Schemas of the user routes: one User schema for POST and list keeps their bytes identical. */
+/**
+ * Schemas of the user routes: they type the handlers, document the routes, and (request-checks.ts)
+ * are what requests are checked against. One User schema for POST and list keeps their bytes identical.
+ */
 import { errorAnswer, IsoTimestamp } from '@svc/kit';
 import { Type, type Static } from 'typebox';
-import { MAX_ID, MAX_PAGE_SIZE } from './user-store.js';
-import { EMAIL_MAX_LENGTH, EMAIL_PATTERN, NAME_MAX_LENGTH, NAME_PATTERN } from './validate.js';
+import { BLANK_PATTERN, EMAIL_PATTERN, NAME_PATTERN } from './text-patterns.js';
+
+/** Column limits (spec 2.1 and 8), counted in Unicode characters as PostgreSQL counts them. */
+export const NAME_MAX_LENGTH = 100;
+export const EMAIL_MAX_LENGTH = 120;
+
+/** PostgreSQL's integer: the largest id either database hands out here. */
+export const MAX_ID = 2_147_483_647;
+
+/** Most users one page holds. */
+export const MAX_PAGE_SIZE = 1000;
 
 const example = { id: 1, name: 'Ada Lovelace', email: 'ada@example.com', created_at: '2026-11-22T10:15:30.123Z' };
 
@@ -29,9 +41,9 @@ export const UserList = Type.Array(User, {
 });
 
 /**
- * Keyset pagination of the list; without `limit` the whole list comes, streamed. Documented
- * here, checked by parseListQuery (strictly: a coercing validator would take 1e2 or 1e400).
- * No other parameter is taken.
+ * Keyset pagination of the list; without `limit` the whole list comes, streamed. No other
+ * parameter is taken. Each is sent in decimal digits (request-checks.ts), which is all a
+ * query string can say of an integer.
  */
 export const ListQuery = Type.Object(
   {
@@ -49,23 +61,28 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** The list's 400: what parseListQuery refuses. */
+/** The list's 400: a query ListQuery refuses. */
 export const BadListQuery = errorAnswer(
   '`limit` or `after` is not an integer in its range, or another query parameter was given',
   'Invalid query parameter limit: expected an integer from 1 to 1000',
 );
 
+/** Neither null nor blank: a field that is there (spec 4.2 rule 1); its type is NewUserBody's to check. */
+const Present = Type.Unsafe<unknown>({
+  not: { anyOf: [{ type: 'null' }, { type: 'string', pattern: BLANK_PATTERN }] },
+});
+
 /**
- * What a create request should send, lengths counted as sent. Documented, not enforced by the
- * schema: parseNewUser checks the same rules and answers with the original's own texts (spec
- * 4.2), which a schema validator cannot.
+ * What a create request sends, lengths counted as sent. The `allOf` says rule 1 of spec 4.2
+ * (name and email there, not null, not blank), which comes before any other rule: a blank email
+ * beside a numeric name is "required", not a wrong type. Other properties are ignored.
  */
 export const NewUserBody = Type.Object(
   {
     name: Type.String({
       maxLength: NAME_MAX_LENGTH,
       pattern: NAME_PATTERN,
-      description: 'Something besides whitespace, no NUL; stored trimmed of surrounding whitespace',
+      description: 'Something besides whitespace, no NUL, no lone surrogate; stored trimmed of surrounding whitespace',
     }),
     email: Type.String({
       maxLength: EMAIL_MAX_LENGTH,
@@ -75,8 +92,12 @@ export const NewUserBody = Type.Object(
         'dot-separated labels of letters and digits with inner hyphens (at most 63 each); stored trimmed; unique',
     }),
   },
-  { examples: [{ name: 'Ada Lovelace', email: 'ada@example.com' }] },
+  {
+    allOf: [Type.Object({ name: Present, email: Present }, { description: 'Name and email are required' })],
+    examples: [{ name: 'Ada Lovelace', email: 'ada@example.com' }],
+  },
 );
+export type NewUserBody = Static<typeof NewUserBody>;
 
 export const DatabaseStatus = Type.Union([Type.Literal('connected'), Type.Literal('disconnected')], {
   description: '`connected` when `SELECT 1` answers within 1 s',

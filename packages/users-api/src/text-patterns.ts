@@ -1,0 +1,47 @@
+/**
+ * The forms of a user's name and email as regex sources, for NewUserBody's patterns, and the
+ * pieces they are made of, which name the part of an email that broke its pattern.
+ */
+
+/**
+ * What String.prototype.trim removes (ECMAScript's WhiteSpace and LineTerminator, which are also
+ * what JavaScript's `\s` matches), spelt out for the documented patterns: `\s` means another set to
+ * other regex engines (Python's adds \x1c-\x1f and leaves out U+FEFF), and a generator of requests
+ * must strip exactly what the server strips.
+ */
+export const TRIMMED_CHARACTERS = '\\u0009-\\u000d\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+
+/** NUL, which PostgreSQL's text cannot hold. */
+export const NUL = '\\u0000';
+/** UTF-16 surrogates: under the `u` flag a valid pair is one code point outside this range, so only lone halves fall in it. */
+export const SURROGATES = '\\ud800-\\udfff';
+
+/** Blank: nothing but what trim removes, as a value with nothing to store once trimmed. */
+export const BLANK_PATTERN = `^[${TRIMMED_CHARACTERS}]*$`;
+
+/** A name as sent: something besides whitespace, no NUL, no lone surrogate. */
+export const NAME_PATTERN = `^[^${NUL}${SURROGATES}]*[^${NUL}${SURROGATES}${TRIMMED_CHARACTERS}][^${NUL}${SURROGATES}]*$`;
+
+// The address people expect: RFC 5322's dot-atoms on both sides of one `@`, with any non-ASCII
+// character as internationalized addresses allow (RFC 6531), spelt as classes of excluded
+// characters so that every regex engine reads them alike (`\p{M}` is approximated by some).
+// Never in an email: controls (C0, DEL, C1), lone surrogates, whitespace and `@`. The local part:
+// dot-separated atoms, without RFC 5322's specials; the domain: dot-separated labels of ASCII
+// letters and digits or non-ASCII characters, with inner hyphens, at most 63 characters each.
+const notInEmail = `\\u0000-\\u0020\\u007f-\\u009f${SURROGATES}${TRIMMED_CHARACTERS}@`;
+const localAtom = `[^${notInEmail}"(),.:;<>\\[\\\\\\]]+`;
+const asciiNotInLabel = '\\u0021-\\u002c\\u002e\\u002f\\u003a-\\u003f\\u005b-\\u0060\\u007b-\\u007e';
+const labelEnd = `[^${notInEmail}${asciiNotInLabel}-]`;
+const labelInner = `[^${notInEmail}${asciiNotInLabel}]`;
+const domainLabel = `${labelEnd}(?:${labelInner}{0,61}${labelEnd})?`;
+const around = `[${TRIMMED_CHARACTERS}]*`;
+
+/** The pieces of EMAIL_PATTERN, each on the whole value as sent: one `@` between two runs without whitespace, */
+export const EMAIL_FORM_PATTERN = `^${around}[^${TRIMMED_CHARACTERS}@]+@[^${TRIMMED_CHARACTERS}@]+${around}$`;
+/** then dot-separated atoms before the `@`, */
+export const EMAIL_LOCAL_PATTERN = `^${around}${localAtom}(?:\\.${localAtom})*@`;
+/** and dot-separated labels after it. */
+export const EMAIL_DOMAIN_PATTERN = `@${domainLabel}(?:\\.${domainLabel})*${around}$`;
+
+/** An email as sent: local@domain, with whitespace around it that is trimmed. */
+export const EMAIL_PATTERN = `^${around}${localAtom}(?:\\.${localAtom})*@${domainLabel}(?:\\.${domainLabel})*${around}$`;
