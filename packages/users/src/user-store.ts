@@ -8,7 +8,6 @@ export interface NewUser {
   email: string;
 }
 
-
 /** The largest id either database hands out, and the most users one page holds: limits of the HTTP contract. */
 export { MAX_ID, MAX_PAGE_SIZE } from '@svc/users-api';
 
