@@ -4,7 +4,8 @@ import { createServer as createHttpServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '@svc/testing/prometheus-text';
-import { createServer, metricsOf, serveMetricsOnPort, upstreamErrorCounter, type App } from '../src/index.js';
+import { Counter } from 'prom-client';
+import { createServer, metricsOf, processRegistry, serveMetricsOnPort, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'metrics' };
 let app: App;
@@ -150,13 +151,14 @@ describe('GET /metrics', () => {
     await new Promise((resolve) => taken.close(resolve));
   });
 
-  it('adds the upstream errors', async () => {
+  it("shows what a service counts for its process, e.g. its upstream's errors, in the app's /metrics", async () => {
     const baseUrl = await build();
-    const countError = upstreamErrorCounter();
-    const before = sampleValue(await scrape(`${baseUrl}/metrics`), 'upstream_errors_total', { kind: 'timeout' }) ?? Number.NaN;
-    countError('timeout');
-    const families = await scrape(`${baseUrl}/metrics`);
-    expect(sampleValue(families, 'upstream_errors_total', { kind: 'timeout' })).toBe(before + 1);
+    const name = 'kit_test_process_events_total';
+    const counter =
+      (processRegistry.getSingleMetric(name) as Counter | undefined) ?? new Counter({ name, help: 'test', registers: [processRegistry] });
+    const before = sampleValue(await scrape(`${baseUrl}/metrics`), name) ?? Number.NaN;
+    counter.inc();
+    expect(sampleValue(await scrape(`${baseUrl}/metrics`), name)).toBe(before + 1);
   });
 
   it('with metrics: false, counts nothing and has no /metrics, and still adds CORS and X-Request-Id', async () => {

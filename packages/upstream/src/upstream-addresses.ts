@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { Pool } from 'undici';
+import { buildConnector, Pool } from 'undici';
+import { codeOf } from './upstream-errors.js';
 
 /** The lines this writes, as pino (and so Fastify's logger) takes them. */
 export interface UpstreamLog {
@@ -32,23 +33,49 @@ const REFUSED_SKIP_MS = 1_000;
 export interface UpstreamAddress {
   /** The IP address, or for an upstream named by IP or `localhost`, that name. */
   readonly address: string;
+  /** A pool on the configured origin (its Host header, TLS server name and certificate check) that connects to `address`. */
   readonly pool: Pool;
   /** Failed to connect lately: other addresses are preferred until `skipTimer` fires. */
   skipped: boolean;
-  skipTimer: NodeJS.Timeout | undefined;
+  skipTimer: unknown;
 }
 
+/**
+ * The timers of resolving again and of passing an address over: Node's, unref'd, unless a test
+ * gives a clock of its own. What `set` returns is only ever given back to `clear`.
+ */
+export interface UpstreamTimers {
+  set(callback: () => void, ms: number): unknown;
+  clear(timer: unknown): void;
+}
+
+const nodeTimers: UpstreamTimers = {
+  set: (callback, ms) => setTimeout(callback, ms).unref(),
+  clear: (timer) => clearTimeout(timer as NodeJS.Timeout | undefined),
+};
+
+/**
+ * Each address's pool, but how to connect comes in `connect` only (undici's connector options:
+ * `timeout`, and for https e.g. `ca`), as the connector that sends the pool to its address is built from it.
+ */
+export type UpstreamPoolOptions = Omit<
+  Pool.Options,
+  'connect' | 'connectTimeout' | 'maxCachedSessions' | 'socketPath' | 'autoSelectFamily' | 'autoSelectFamilyAttemptTimeout'
+> & { connect?: buildConnector.BuildOptions };
+
 export interface UpstreamAddressesOptions {
-  /** The configured origin, e.g. http://web:3000. */
+  /** The configured origin, e.g. http://web:3000 or https://web.example:8443. */
   upstream: URL;
-  /** For each address's pool; the origin is the address's. */
-  pool: Pool.Options;
+  /** For each address's pool. */
+  pool: UpstreamPoolOptions;
   resolve: Resolve;
   /** How often the host name is resolved again. */
   resolveIntervalMs: number;
   /** How long an address that failed to connect is passed over (nginx's fail_timeout); a refused one at most 1 s. */
   skipMs: number;
   log: UpstreamLog;
+  /** Default Node's timers. */
+  timers?: UpstreamTimers;
 }
 
 /**
@@ -72,8 +99,9 @@ export class UpstreamAddresses {
   private resolving = false;
   /** The last resolution failed: logged once, when it began. */
   private failing = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown;
   private closed = false;
+  private readonly timers: UpstreamTimers;
   /** Pools of vanished addresses, closing as their last requests finish. */
   private readonly draining = new Set<Promise<void>>();
 
@@ -81,6 +109,7 @@ export class UpstreamAddresses {
     const hostname = options.upstream.hostname;
     this.hostname = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
     this.fixed = isIP(this.hostname) !== 0 || this.hostname === 'localhost';
+    this.timers = options.timers ?? nodeTimers;
     // Nothing to resolve: one pool on the configured origin (Node's connect tries both of localhost's addresses).
     if (this.fixed) this.setAddresses([hostname]);
   }
@@ -125,21 +154,20 @@ export class UpstreamAddresses {
     if (target.skipped || this.all.length < 2 || !this.all.includes(target)) return;
     target.skipped = true;
     this.usable = this.all.filter((a) => !a.skipped);
-    const code = (error as { code?: unknown } | null)?.code;
+    const code = codeOf(error);
     const skipMs = code === 'ECONNREFUSED' ? Math.min(REFUSED_SKIP_MS, this.options.skipMs) : this.options.skipMs;
     this.options.log.warn(`upstream ${target.address} failed to connect (${String(code)}): passed over for ${skipMs} ms`);
-    target.skipTimer = setTimeout(() => {
+    target.skipTimer = this.timers.set(() => {
       target.skipped = false;
       target.skipTimer = undefined;
       this.usable = this.all.filter((a) => !a.skipped);
     }, skipMs);
-    target.skipTimer.unref();
   }
 
   /** Stops resolving and closes every pool once its requests in flight are done. */
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.timer);
+    this.timers.clear(this.timer);
     const closing = this.all.map((a) => this.retire(a));
     this.all = [];
     this.usable = [];
@@ -148,12 +176,11 @@ export class UpstreamAddresses {
 
   private schedule(): void {
     if (this.closed) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.timers.set(() => {
       void this.refresh()
         .catch((error: unknown) => this.options.log.error({ err: error }, `using the addresses of upstream ${this.hostname} failed`))
         .finally(() => this.schedule());
     }, this.options.resolveIntervalMs);
-    this.timer.unref();
   }
 
   private async refresh(): Promise<void> {
@@ -203,15 +230,25 @@ export class UpstreamAddresses {
     if (!this.fixed) this.options.log.info(`upstream ${this.hostname} resolves to ${this.addressList()}`);
   }
 
+  /**
+   * A pool on the configured origin, so that the Host header, the TLS server name (SNI) and the
+   * certificate check are the upstream's name, with a connector that connects to this address.
+   * The server name is the origin's, never a request's Host (the proxy's is its client's), as nginx's proxy_ssl_name.
+   */
   private open(address: string): UpstreamAddress {
-    const { upstream } = this.options;
-    const origin = this.fixed ? upstream.origin : `http://${isIP(address) === 6 ? `[${address}]` : address}:${upstream.port || '80'}`;
-    return { address, pool: new Pool(origin, this.options.pool), skipped: false, skipTimer: undefined };
+    const { upstream, pool } = this.options;
+    const connector = buildConnector({ allowH2: pool.allowH2, ...pool.connect });
+    const tls = upstream.protocol === 'https:';
+    // No server name for an IP address, as TLS has none.
+    const servername = isIP(this.hostname) === 0 ? this.hostname : undefined;
+    const connect: buildConnector.connector = (options, callback) =>
+      connector({ ...options, ...(this.fixed ? {} : { hostname: address }), ...(tls ? { servername } : {}) }, callback);
+    return { address, pool: new Pool(upstream.origin, { ...pool, connect }), skipped: false, skipTimer: undefined };
   }
 
   /** close(), not destroy(): requests in flight and queued on the pool finish first. */
   private async retire(target: UpstreamAddress): Promise<void> {
-    clearTimeout(target.skipTimer);
+    this.timers.clear(target.skipTimer);
     try {
       await target.pool.close();
     } catch (error) {

@@ -1,13 +1,16 @@
 import type { Readable } from 'node:stream';
-import { requestIdHeader, startOutgoingSpan, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
+import { processRegistry, requestIdHeader, startOutgoingSpan } from '@svc/kit';
 import {
   isConnectionLost,
   isUnreachable,
   lookupAll,
+  upstreamErrorCounter,
+  upstreamErrorKind,
   UpstreamAddresses,
   type Resolve,
   type UpstreamAddress,
   type UpstreamLog,
+  type UpstreamTimers,
 } from '@svc/upstream';
 import type { Dispatcher } from 'undici';
 import { bodyStarted, opening } from './body-start.js';
@@ -45,7 +48,7 @@ export interface BackendClient {
 }
 
 export interface BackendClientOptions {
-  /** BACKEND_URL, e.g. http://backend:5000. */
+  /** BACKEND_URL, e.g. http://backend:5000; an https one is spoken to over TLS, its certificate checked against its host name. */
   url: URL;
   /** Longest wait to connect, for the response headers and between two body chunks (BACKEND_TIMEOUT_MS). */
   timeoutMs: number;
@@ -54,6 +57,8 @@ export interface BackendClientOptions {
   resolve?: Resolve;
   /** How often the backend's host name is resolved again; default 1 s, as the proxy's. */
   resolveIntervalMs?: number;
+  /** The timers of resolving again and of passing a failed address over; default Node's. */
+  timers?: UpstreamTimers;
 }
 
 const isJson = (contentType: string | undefined): contentType is string =>
@@ -108,7 +113,7 @@ export function createBackendClient(options: BackendClientOptions): BackendClien
     upstream: url,
     pool: {
       connections: 64,
-      connectTimeout: timeoutMs,
+      connect: { timeout: timeoutMs },
       headersTimeout: timeoutMs,
       // undici does not count the time its reading is paused because the frontend's client is slow.
       bodyTimeout: timeoutMs,
@@ -118,10 +123,11 @@ export function createBackendClient(options: BackendClientOptions): BackendClien
     resolveIntervalMs: options.resolveIntervalMs ?? 1_000,
     skipMs: SKIP_FAILED_MS,
     log: options.log,
+    timers: options.timers,
   });
   const path = `${url.pathname.replace(/\/$/, '')}/api/users`;
   // Failures by kind in the frontend's /metrics; not those of a call its own client gave up on.
-  const countError = upstreamErrorCounter();
+  const countError = upstreamErrorCounter(processRegistry);
   const counted = (error: unknown, signal: AbortSignal): void => {
     if (!signal.aborted) countError(error instanceof BadStatusError ? 'bad_status' : upstreamErrorKind(error));
   };

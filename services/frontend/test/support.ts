@@ -49,11 +49,11 @@ export interface Frontend {
   logged: () => { msg: string; err?: { type?: string; message?: string } }[];
 }
 
-/** The frontend app listening on an ephemeral port, in front of `backendUrl`. */
-export async function startFrontend(backendUrl: string, timeoutMs = 5_000): Promise<Frontend> {
+/** The frontend app listening on an ephemeral port, in front of `backendUrl`; `level` the least its log keeps. */
+export async function startFrontend(backendUrl: string, timeoutMs = 5_000, level = 'info'): Promise<Frontend> {
   const chunks: string[] = [];
   const stream = new Writable({ write: (chunk: Buffer, _encoding, done) => done(void chunks.push(chunk.toString())) });
-  const logger = pino(stream);
+  const logger = pino({ level }, stream);
   const app = createFrontendApp({ logger, backend: createBackendClient({ url: new URL(backendUrl), timeoutMs, log: logger }) });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   const logged = () =>
@@ -96,7 +96,7 @@ export const fetchFailedLine = 'could not fetch users from the backend';
 
 export interface FrontendOnFakeBackend {
   /** Starts both for the current test: the backend answers every request with `answer`. */
-  start: (answer: Answer, timeoutMs?: number) => Promise<void>;
+  start: (answer: Answer, timeoutMs?: number, level?: string) => Promise<void>;
   readonly backend: FakeBackend;
   readonly frontend: Frontend;
 }
@@ -115,10 +115,10 @@ export function useFrontendOnFakeBackend(): FrontendOnFakeBackend {
     return value;
   };
   return {
-    async start(answer, timeoutMs = 5_000) {
+    async start(answer, timeoutMs = 5_000, level = 'info') {
       backend = await startFakeBackend();
       backend.answer(answer);
-      frontend = await startFrontend(backend.url, timeoutMs);
+      frontend = await startFrontend(backend.url, timeoutMs, level);
     },
     get backend() {
       return started(backend);

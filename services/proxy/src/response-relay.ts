@@ -1,15 +1,22 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { answerError, HttpError, upstreamErrorCounter, upstreamErrorKind } from '@svc/kit';
+import { answerError, HttpError, processRegistry } from '@svc/kit';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { clientResponseHeaders, declaredLength } from './headers.js';
 import { discardRequestBody } from './request-body.js';
-import { isConnectionLost, isUnreachable, type UpstreamAddress, type UpstreamAddresses } from '@svc/upstream';
+import {
+  isConnectionLost,
+  isUnreachable,
+  upstreamErrorCounter,
+  upstreamErrorKind,
+  type UpstreamAddress,
+  type UpstreamAddresses,
+} from '@svc/upstream';
 import { upstreamFailure } from './upstream-error.js';
 
 /** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */
-const countUpstreamError = upstreamErrorCounter();
+const countUpstreamError = upstreamErrorCounter(processRegistry);
 
 /** RFC 9110's idempotent methods: sending one twice does no more than sending it once. */
 const idempotent = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
