@@ -30,7 +30,7 @@ export function healthPlugin<Report extends TObject>(options: HealthOptions<Repo
       schema,
       ...(options.changesEveryRequest === true ? { serializerCompiler: stringifyWithJson } : {}),
     };
-    // Not async when the report is not: a promise per request costs a plain route about 7%.
+    // Not async when the report is not: a promise per request is work a plain route need not do.
     app.get('/health', route, (_request, reply) => {
       const report = options.report();
       if (report instanceof Promise)

@@ -1,8 +1,7 @@
 /**
  * Request count and duration by method, route template and status code, kept as plain numbers
  * and written in the Prometheus text format when scraped. Not prom-client's Counter and Histogram:
- * their observe() validates the labels, builds a label string and a few objects on every call
- * (about 0.9 µs a request for both, measured; variant A's whole request costs about 16 µs), while
+ * their observe() validates the labels, builds a label string and a few objects on every call, while
  * here a request finds its cell through two Map lookups and adds to it, with no allocation once
  * the cell exists. Routes are templates (`/api/users/:id`), fixed when routes are added, so the
  * number of series is bounded by routes x methods x status codes.

@@ -63,15 +63,15 @@ const forwardSchema = {
 const UPSTREAM_IDLE_MS = 60_000;
 /**
  * A replica that stopped leaves its address in the host's neighbour cache: connects to it are
- * dropped without an answer, and hung for the whole upstream timeout (60 s) before going to another
- * address; now after 2 s. Not nginx.conf's 1 s: a connect that times out passes the address over
- * for SKIP_FAILED_MS, and at 1 s a replica just started under load was passed over (first answer
- * 10.8 s after its start in the container stage); nginx forgets failures at each re-resolution.
+ * dropped without an answer, and would hang for the whole upstream timeout before going to another
+ * address. Not nginx.conf's 1 s: a connect that times out passes the address over for
+ * SKIP_FAILED_MS, and at 1 s a replica just started under load was passed over for that long;
+ * nginx forgets failures at each re-resolution.
  */
 const CONNECT_TIMEOUT_MS = 2_000;
 /** nginx's default fail_timeout (with max_fails=1): an address that failed to connect rests this long. */
 const SKIP_FAILED_MS = 10_000;
-/** Upstream connections kept beyond MAX_CONNECTIONS for probes (a few orchestrators probing at once). */
+/** Upstream connections kept beyond the admission's for the probe socket's requests, which no cap holds. */
 const PROBE_CONNECTIONS = 16;
 
 /**
@@ -125,9 +125,9 @@ export function createProxyApp(options: ProxyAppOptions): App {
     upstream: options.upstream,
     // A pool per address: the Host header is the client's ($host), never the address.
     pool: {
-      // One request in flight per served client connection at most (with a place or a long response
-      // without), so this never queues; the probes the kit serves past the cap (GET /health and /ready,
-      // forwarded here) get places of their own, or a probe would wait behind a full pool of slow requests.
+      // One request in flight per served client connection at most (with a place or without one), so
+      // this never queues; the probe socket's requests, which no cap holds, get connections of their
+      // own, or a probe would wait behind a full pool of slow requests.
       connections: servedAtMost(options.maxConnections) + PROBE_CONNECTIONS,
       connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.upstreamTimeoutMs) },
       headersTimeout: options.upstreamTimeoutMs,
