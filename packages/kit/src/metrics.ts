@@ -15,7 +15,7 @@ import type { App } from './server.js';
 
 export const metricsContentType = Registry.PROMETHEUS_CONTENT_TYPE;
 
-/** Shown by every app's /metrics: the process's metrics and the upstream errors (service-metrics.ts). */
+/** Shown by every app's /metrics: the process's metrics, and what a package counts process-wide (the upstream errors). */
 export const processRegistry = new Registry();
 let defaultMetricsCollected = false;
 

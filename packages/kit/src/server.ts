@@ -42,7 +42,7 @@ export interface ServerOptions {
   serveApiDocument?: boolean;
   /**
    * Count the requests and have metrics at all; default true. False: no request is counted, there
-   * is no GET /metrics (404 as any unknown path), and metricsOf (so serveMetricsOnPort, meterStore)
+   * is no GET /metrics (404 as any unknown path), and metricsOf (so serveMetricsOnPort, a store's metrics)
    * throws. For an app whose operator does not scrape it: each request then costs a little less.
    */
   metrics?: boolean;
