@@ -7,7 +7,7 @@ import { HttpError } from '@svc/kit';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import { ListQuery } from './schemas.js';
-import { EMAIL_DOMAIN_PATTERN, EMAIL_FORM_PATTERN, EMAIL_LOCAL_PATTERN, NUL, SURROGATES } from './text-patterns.js';
+import { EMAIL_DOMAIN_PATTERN, EMAIL_FORM_PATTERN, EMAIL_LOCAL_PATTERN, NUL, UNICODE_TEXT } from './text-patterns.js';
 
 /** The original's exact text for a missing or empty field. */
 export const REQUIRED_MESSAGE = 'Name and email are required';
@@ -25,6 +25,8 @@ export const EMAIL_DOMAIN_MESSAGE =
  */
 const options = { removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } as const;
 const strict = new Ajv({ ...options, coerceTypes: false });
+// In a `u` regex a valid surrogate pair is one code point, so only lone halves match.
+strict.addFormat(UNICODE_TEXT, (text: string) => !/\p{Cs}/u.test(text));
 /** A query string's values are text: an integer parameter is made a number once its digits passed. */
 const numbering = new Ajv({ ...options, coerceTypes: true });
 
@@ -43,19 +45,16 @@ function fromDigits(schema: { properties?: Record<string, { type?: unknown }> })
 const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   httpPart === 'querystring' ? numbering.compile(fromDigits(schema as object)) : strict.compile(schema as object);
 
-// In the `u` mode Ajv's patterns use, so that a valid pair is one code point and only lone halves match.
 const hasNul = new RegExp(`[${NUL}]`, 'u');
-const hasLoneSurrogate = new RegExp(`[${SURROGATES}]`, 'u');
 const emailParts: [RegExp, string][] = [
   [new RegExp(EMAIL_FORM_PATTERN, 'u'), EMAIL_FORM_MESSAGE],
   [new RegExp(EMAIL_LOCAL_PATTERN, 'u'), EMAIL_LOCAL_MESSAGE],
   [new RegExp(EMAIL_DOMAIN_PATTERN, 'u'), EMAIL_DOMAIN_MESSAGE],
 ];
 
-/** Which part of its pattern a name or email broke, NUL and lone surrogates first. */
+/** Which part of its pattern a name or email broke, NUL first. */
 function patternMessage(field: string, value: string): string {
   if (hasNul.test(value)) return `${field} must not contain NUL characters`;
-  if (hasLoneSurrogate.test(value)) return `${field} must be valid Unicode text`;
   const broken = field === 'email' ? emailParts.find(([part]) => !part.test(value)) : undefined;
   return broken?.[1] ?? EMAIL_FORM_MESSAGE;
 }
@@ -66,6 +65,7 @@ function bodyMessage(error: ErrorObject): string {
   if (error.schemaPath.startsWith('#/allOf/') || (field !== 'name' && field !== 'email')) return REQUIRED_MESSAGE;
   if (error.keyword === 'type') return `${field} must be a string`;
   if (error.keyword === 'maxLength') return `${field} must be at most ${String(error.params.limit)} characters`;
+  if (error.keyword === 'format') return `${field} must be valid Unicode text`;
   return patternMessage(field, String(error.data));
 }
 

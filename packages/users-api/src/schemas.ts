@@ -4,7 +4,7 @@
  */
 import { errorAnswer, IsoTimestamp } from '@svc/kit';
 import { Type, type Static } from 'typebox';
-import { BLANK_PATTERN, EMAIL_PATTERN, NAME_PATTERN } from './text-patterns.js';
+import { BLANK_PATTERN, EMAIL_PATTERN, NAME_PATTERN, UNICODE_TEXT } from './text-patterns.js';
 
 /** Column limits (spec 2.1 and 8), counted in Unicode characters as PostgreSQL counts them. */
 export const NAME_MAX_LENGTH = 100;
@@ -82,11 +82,13 @@ export const NewUserBody = Type.Object(
     name: Type.String({
       maxLength: NAME_MAX_LENGTH,
       pattern: NAME_PATTERN,
+      format: UNICODE_TEXT,
       description: 'Something besides whitespace, no NUL, no lone surrogate; stored trimmed of surrounding whitespace',
     }),
     email: Type.String({
       maxLength: EMAIL_MAX_LENGTH,
       pattern: EMAIL_PATTERN,
+      format: UNICODE_TEXT,
       description:
         "local@domain: the local part dot-separated runs of letters, digits and !#$%&'*+/=?^_`{|}~-, the domain " +
         'dot-separated labels of letters and digits with inner hyphens (at most 63 each); stored trimmed; unique',

@@ -13,22 +13,26 @@ export const TRIMMED_CHARACTERS = '\\u0009-\\u000d\\u0020\\u00a0\\u1680\\u2000-\
 
 /** NUL, which PostgreSQL's text cannot hold. */
 export const NUL = '\\u0000';
-/** UTF-16 surrogates: under the `u` flag a valid pair is one code point outside this range, so only lone halves fall in it. */
-export const SURROGATES = '\\ud800-\\udfff';
+
+/**
+ * A format, not a pattern: text without lone UTF-16 surrogates, which no UTF-8 column can store.
+ * Other regex engines read a surrogate range in a pattern each their own way (or not at all).
+ */
+export const UNICODE_TEXT = 'unicode-text';
 
 /** Blank: nothing but what trim removes, as a value with nothing to store once trimmed. */
 export const BLANK_PATTERN = `^[${TRIMMED_CHARACTERS}]*$`;
 
-/** A name as sent: something besides whitespace, no NUL, no lone surrogate. */
-export const NAME_PATTERN = `^[^${NUL}${SURROGATES}]*[^${NUL}${SURROGATES}${TRIMMED_CHARACTERS}][^${NUL}${SURROGATES}]*$`;
+/** A name as sent: something besides whitespace, no NUL. */
+export const NAME_PATTERN = `^[^${NUL}]*[^${NUL}${TRIMMED_CHARACTERS}][^${NUL}]*$`;
 
 // The address people expect: RFC 5322's dot-atoms on both sides of one `@`, with any non-ASCII
 // character as internationalized addresses allow (RFC 6531), spelt as classes of excluded
 // characters so that every regex engine reads them alike (`\p{M}` is approximated by some).
-// Never in an email: controls (C0, DEL, C1), lone surrogates, whitespace and `@`. The local part:
-// dot-separated atoms, without RFC 5322's specials; the domain: dot-separated labels of ASCII
-// letters and digits or non-ASCII characters, with inner hyphens, at most 63 characters each.
-const notInEmail = `\\u0000-\\u0020\\u007f-\\u009f${SURROGATES}${TRIMMED_CHARACTERS}@`;
+// Never in an email: controls (C0, DEL, C1), whitespace and `@`. The local part: dot-separated
+// atoms, without RFC 5322's specials; the domain: dot-separated labels of ASCII letters and
+// digits or non-ASCII characters, with inner hyphens, at most 63 characters each.
+const notInEmail = `\\u0000-\\u0020\\u007f-\\u009f${TRIMMED_CHARACTERS}@`;
 const localAtom = `[^${notInEmail}"(),.:;<>\\[\\\\\\]]+`;
 const asciiNotInLabel = '\\u0021-\\u002c\\u002e\\u002f\\u003a-\\u003f\\u005b-\\u0060\\u007b-\\u007e';
 const labelEnd = `[^${notInEmail}${asciiNotInLabel}-]`;
