@@ -81,7 +81,11 @@ describe('an https upstream named by a host name', () => {
   }
 
   it('is spoken to over TLS at each address, with the host name for SNI, the certificate check and the Host header', async (context) => {
-    if (tls === undefined) return context.skip('no openssl CLI here to make a test certificate');
+    if (tls === undefined) {
+      // Under CI nothing skips: the machine must have what the test needs.
+      if (process.env.CI === 'true') throw new Error('no openssl CLI here to make a test certificate');
+      return context.skip('no openssl CLI here to make a test certificate');
+    }
     const server = createHttpsServer({ key: tls.key, cert: tls.cert }, (request, response) => {
       const socket = request.socket as TLSSocket;
       const seen: Seen = { servername: socket.servername, host: request.headers.host, encrypted: socket.encrypted };
