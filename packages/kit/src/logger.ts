@@ -3,12 +3,23 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import type PinoPretty from 'pino-pretty';
-import type { LogFormat } from './config.js';
+import { ConfigError, type LogFormat } from './config.js';
 
 export type { Logger };
 
-// Loaded only in development: production never pays for it at start-up (tens of ms).
-const loadPretty = (): typeof PinoPretty => createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+/**
+ * pino-pretty, an optional peer of the kit that only development installs (the images log JSON):
+ * loaded only when readable lines are wanted, undefined where it is not installed.
+ */
+function loadPretty(): typeof PinoPretty | undefined {
+  const require = createRequire(import.meta.url);
+  try {
+    require.resolve('pino-pretty');
+  } catch {
+    return undefined;
+  }
+  return require('pino-pretty') as typeof PinoPretty;
+}
 
 export interface LoggerOptions {
   /** Service name, also the log file's name: `<logDir>/<name>.log`. */
@@ -18,6 +29,7 @@ export interface LoggerOptions {
   /**
    * `auto` (default): readable lines in development when stdout is a terminal, JSON lines
    * otherwise, so that a process reading the output (the stack runner, a log collector) gets JSON.
+   * Readable lines need pino-pretty (development only): `pretty` without it throws a ConfigError.
    */
   format?: LogFormat;
   logDir?: string | undefined;
@@ -33,13 +45,18 @@ export interface LoggerOptions {
  */
 export function createLogger(options: LoggerOptions): Logger {
   const format = options.format ?? 'auto';
-  const pretty = format === 'pretty' || (format === 'auto' && !options.production && process.stdout.isTTY);
+  const wanted = format === 'pretty' || (format === 'auto' && !options.production && process.stdout.isTTY);
+  // `auto` falls back to JSON where pino-pretty is not installed; asking for `pretty` there is an error.
+  const pretty = wanted ? loadPretty() : undefined;
+  if (format === 'pretty' && pretty === undefined) {
+    throw new ConfigError('LOG_FORMAT=pretty needs pino-pretty, a development dependency not installed here; use LOG_FORMAT=json or auto');
+  }
   // Streams take every line (trace): the logger's own level is the one filter.
   const streams: { level: 'trace'; stream: DestinationStream }[] = [
     {
       level: 'trace',
       stream: pretty
-        ? loadPretty()({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
+        ? pretty({ colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true })
         : pino.destination({ dest: 1, sync: true }),
     },
   ];

@@ -47,7 +47,7 @@ import {
   ATTR_URL_SCHEME,
 } from '@opentelemetry/semantic-conventions';
 import type { Logger } from './logger.js';
-import { setInFlatList } from './head.js';
+import { setInFlatList } from './flat-head.js';
 import type { OutgoingHeaders, OutgoingSpan, Statement, Tracer } from './tracing.js';
 import type { SamplerName, TracingConfig } from './tracing-config.js';
 
@@ -104,6 +104,8 @@ class LoggedExporter implements SpanExporter {
 
 async function exporterFor(config: TracingConfig): Promise<SpanExporter> {
   // The exporter reads its endpoint, headers, timeout and compression from the OTEL_EXPORTER_OTLP_* variables.
+  // Both documented protocols stay: the two exporters are thin classes over the same OTLP packages,
+  // and only the one chosen is loaded.
   if (config.protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
   return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
 }
