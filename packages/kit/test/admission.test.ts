@@ -184,6 +184,20 @@ describe('admitConnections, places for connections at work', () => {
 });
 
 describe('admitConnections, slow request heads', () => {
+  it('while others wait, closes a connection that has sent nothing for idleAfterMs, and keeps it while none wait', async () => {
+    const port = await start({ places: 1, firstRequestMs: 50, idleAfterMs: 200 });
+    const silent = await client(port);
+    await expect.poll(() => admission.counts().serving).toBe(1);
+    await pause(300);
+    expect(silent.socket.readableEnded).toBe(false);
+    const whole = await client(port);
+    whole.get('/whole');
+    await once(silent.socket, 'end');
+    await expect.poll(whole.text).toContain('{"path":"/whole"}');
+    // It gave no place back without being closed: nothing it sent was a head begun.
+    expect(admission.counts().released).toBe(0);
+  });
+
   it('while others wait, a connection with no whole request head after firstRequestMs gives its place back, and a whole request is served', async () => {
     const port = await start({ places: 1, firstRequestMs: 100 });
     const slow = await client(port);

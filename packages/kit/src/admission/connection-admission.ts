@@ -10,9 +10,9 @@ export interface AdmissionOptions {
   maxWaitMs?: number;
   /** While others wait, a connection served this long is closed after its next answer; default 2 s. */
   turnAfterMs?: number;
-  /** While others wait, a connection that has sent no whole request head this long gives its place back; default 100 ms. */
+  /** While others wait, a connection that has sent part of a request head, not all, this long gives its place back; default 100 ms. */
   firstRequestMs?: number;
-  /** While others wait, a connection idle this long between two requests is closed; default 1 s. */
+  /** While others wait, a connection idle this long (before its first request or between two) is closed; default 1 s. */
   idleAfterMs?: number;
   /** While others wait, a response still being written this long after its request gives its place back; default 250 ms. */
   longAfterMs?: number;
@@ -146,10 +146,14 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     for (const [socket, connection] of served) {
       const { response } = connection;
       if (response === undefined) {
-        // No whole request head yet: a slow client, or one connected ahead of need.
-        if (connection.released || now - connection.since < firstRequestMs) continue;
-        if (released < releasedLimit) release(connection);
-        else socket.destroy();
+        if (connection.released) continue;
+        if (socket.bytesRead > 0) {
+          // Part of a request head, and not the rest: a slow client.
+          if (now - connection.since < firstRequestMs) continue;
+          if (released < releasedLimit) release(connection);
+          else socket.destroy();
+          // Nothing sent yet (a client connected ahead of need): idle, as between two requests.
+        } else if (now - connection.since >= idleAfterMs) socket.end();
       } else if (response.writableFinished) {
         if (connection.idleAfter !== response) {
           connection.idleAfter = response;
