@@ -62,13 +62,17 @@ RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
     done \
  && find /dist \( -name '*.d.ts' -o -name '*.map' \) -delete
 
-# ---- production: only this service's runtime dependencies (no sqlite or pg where unused) ----
+# ---- production: exactly the tree of this service's package.json (no sqlite, pg or Swagger UI where unused) ----
 FROM base AS production
 # BuildKit runs independent stages at once: this copy makes the install wait for the check, so an
 # unknown SERVICE stops the build with the check's one line, not with npm's error about the workspace.
 COPY --from=service /service.json /service.json
+COPY deploy/docker/prune-tree.mjs /tmp/
 ARG SERVICE
+# npm also installs what a workspace takes as an optional peer when another service lists it; the
+# prune removes what the service's own production tree does not reach.
 RUN npm ci --omit=dev "--workspace=services/${SERVICE}" \
+ && node /tmp/prune-tree.mjs "${SERVICE}" \
  # better-sqlite3 ships a Node-API addon per platform; keep the one for this image (2.2 MB of 27 MB).
  && if [ -d node_modules/better-sqlite3 ]; then \
       cd node_modules/better-sqlite3 && keep="$(node -p 'process.platform + "-" + process.arch').node" \

@@ -52,3 +52,34 @@ describe('the runtime settings of the image are the ones npm start and the bench
     expect(scripts.serve).toContain(`node ${serviceNodeOptions} scripts/serve.js`);
   });
 });
+
+describe("what an image installs is its service's package.json tree", () => {
+  interface Manifest {
+    dependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  }
+  const manifestOf = (folder: string): Manifest => JSON.parse(readRepoFile(`${folder}/package.json`)) as Manifest;
+  const kit = manifestOf('packages/kit');
+
+  it("installs the production dependencies of the SERVICE's workspace, then removes what its own tree does not reach", () => {
+    expect(instructions).toMatch(
+      /RUN npm ci --omit=dev "--workspace=services\/\$\{SERVICE\}"\s+&& node \/tmp\/prune-tree\.mjs "\$\{SERVICE\}"/,
+    );
+  });
+
+  it('has the kit take what it loads only on request (the /docs page, readable logs) as optional peers', () => {
+    for (const name of ['swagger-ui-dist', 'pino-pretty']) {
+      expect(kit.dependencies ?? {}).not.toHaveProperty(name);
+      expect(kit.peerDependencies ?? {}).toHaveProperty(name);
+      expect(kit.peerDependenciesMeta?.[name]?.optional).toBe(true);
+    }
+  });
+
+  it.each(serviceNames)('%s lists swagger-ui-dist exactly when it serves the API document, and never pino-pretty', (service) => {
+    const { dependencies = {} } = manifestOf(`services/${service}`);
+    const servesNoDocument = /\bserveApiDocument:\s*false\b/.test(readRepoFile(`services/${service}/src/app.ts`));
+    expect('swagger-ui-dist' in dependencies).toBe(!servesNoDocument);
+    expect(dependencies).not.toHaveProperty('pino-pretty');
+  });
+});
