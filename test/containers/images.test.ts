@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { serviceNames } from '@svc/manifest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { docker, dockerResult, publishedUrl, repoRoot, timedStop, waitForHttp } from './support/docker.js';
-import { imageOf, services } from './support/images.js';
+import { declares, imageOf, productionTreeOf, services } from './support/images.js';
 import { runtimeOf } from './support/workspaces.js';
 
 const stage = inject('containerStage');
@@ -94,6 +94,35 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(await docker(['ps', '--all', '--quiet', '--filter', `name=${name}`])).toBe('');
   });
 
+  it("holds exactly its package.json's production tree: Swagger UI where it serves /docs, no pino-pretty, both OTLP exporters", async () => {
+    const { top, everywhere } = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listPackageNames])) as {
+      top: string[];
+      everywhere: string[];
+    };
+    // Printed for the record: what each image carries at its top level.
+    console.log(`${service}: ${top.length} top-level packages: ${top.join(' ')}`);
+    const expected = productionTreeOf(service);
+    const workspaceNames = expected.workspaces.map((folder) => `@svc/${folder.split('/')[1]}`).sort();
+    expect(top.filter((name) => name.startsWith('@svc/'))).toEqual(workspaceNames);
+    // Every package the tree reaches is installed (top level or nested), and nothing else.
+    expect(everywhere.filter((name) => !name.startsWith('@svc/'))).toEqual(expected.packages);
+    expect(top.includes('swagger-ui-dist')).toBe(declares(service, 'swagger-ui-dist'));
+    expect(everywhere).not.toContain('pino-pretty');
+    // Traces use one of the two, chosen by OTEL_EXPORTER_OTLP_PROTOCOL: both load from the kit.
+    const load = `Promise.all(['proto', 'http'].map((p) => import('@opentelemetry/exporter-trace-otlp-' + p))).then(() => console.log('loaded'))`;
+    expect(await docker(['run', '--rm', '--workdir', '/app/packages/kit', image, 'node', '--input-type=module', '-e', load])).toBe(
+      'loaded',
+    );
+  });
+
+  it('refuses LOG_FORMAT=pretty in one line: pino-pretty is for development, not in the image', async () => {
+    const { code, output } = await dockerResult(['run', '--rm', '-e', 'LOG_FORMAT=pretty', image]);
+    expect(code).toBe(1);
+    expect(output).toBe(
+      `${service}: invalid configuration: LOG_FORMAT=pretty needs pino-pretty, a development dependency not installed here; use LOG_FORMAT=json or auto\n`,
+    );
+  });
+
   it('serves under --read-only --cap-drop=ALL --user 1000:1000 -m 512m --cpus=1 with its volumes, and stops at once', async () => {
     for (const volume of volumes) await docker(['volume', 'create', volume]);
     // The proxy forwards everything, /health included: alone, it answers 502 from a closed upstream.
@@ -105,6 +134,12 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     ]); // prettier-ignore
     const baseUrl = await publishedUrl(prefix, port);
     await waitForHttp(baseUrl, 30_000, service === 'proxy' ? 502 : 200);
+    // The page's files come from swagger-ui-dist, which the services that serve /docs declare.
+    if (declares(service, 'swagger-ui-dist')) {
+      const css = await fetch(`${baseUrl}/docs/swagger-ui.css`);
+      expect([css.status, css.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8']);
+      await css.arrayBuffer();
+    }
     const pid1 = await docker(['exec', prefix, 'cat', '/proc/1/cmdline']);
     expect(pid1.split('\0').filter(Boolean)).toEqual(['node', 'dist/main.js']);
     expect(await docker(['exec', prefix, 'ls', '/app/logs'])).toContain(`${service}.log`);
@@ -123,7 +158,21 @@ describe.skipIf(stage.skipReason !== undefined)('the image build', () => {
   });
 });
 
-/** Runs inside the image: top-level packages in node_modules and every file of the app's code. */
+/**
+ * Runs inside the image: the package names at the top of /app/node_modules (scoped ones by their
+ * full name), and every package name installed anywhere, nested folders and the workspaces' own
+ * node_modules included; both sorted, each name once.
+ */
+const listPackageNames = `
+const { existsSync, readdirSync } = require('node:fs');
+const top = (d) => readdirSync(d).filter((n) => !n.startsWith('.')).flatMap((n) => n.startsWith('@') ? readdirSync(d + '/' + n).map((s) => n + '/' + s) : [n]);
+const all = new Set();
+const walk = (d) => { for (const n of top(d)) { all.add(n); if (existsSync(d + '/' + n + '/node_modules')) walk(d + '/' + n + '/node_modules'); } };
+walk('/app/node_modules');
+for (const ws of ['packages', 'services']) for (const n of readdirSync('/app/' + ws)) if (existsSync('/app/' + ws + '/' + n + '/node_modules')) walk('/app/' + ws + '/' + n + '/node_modules');
+console.log(JSON.stringify({ top: top('/app/node_modules').sort(), everywhere: [...all].sort() }));
+`;
+
 /** Every package under /app/node_modules (nested ones too) as name@version, and the image's SBOM. */
 const listPackagesAndSbom = `
 const { existsSync, readdirSync, readFileSync } = require('node:fs');
@@ -143,6 +192,7 @@ walk('/app/node_modules');
 console.log(JSON.stringify({ installed: found, sbom: JSON.parse(readFileSync('/app/sbom.cdx.json', 'utf8')) }));
 `;
 
+/** Runs inside the image: top-level packages in node_modules and every file of the app's code. */
 const listModules = `
 const { readdirSync, readFileSync } = require('node:fs');
 const top = (d) => readdirSync(d).filter((n) => !n.startsWith('.')).flatMap((n) => n.startsWith('@') ? [n, ...readdirSync(d + '/' + n).map((s) => n + '/' + s)] : [n]);
