@@ -49,6 +49,16 @@ export function roundRatio(rows: Row[], route: string, subject: string, other: s
 }
 
 /**
+ * Server CPU time per request of a subject over another's, the median of the per-round ratios: on a
+ * shared 2-core machine it moves far less than req/s from one run to the next.
+ */
+export function cpuRatio(rows: Row[], route: string, subject: string, other: string): number {
+  const own = rowOf(rows, route, subject).rounds;
+  const theirs = rowOf(rows, route, other).rounds;
+  return median(own.map((r, round) => r.cpuUsPerRequest / (theirs[round]?.cpuUsPerRequest ?? Number.NaN)));
+}
+
+/**
  * What a feature costs in throughput ratio points: per round, the ratio to the baseline of the
  * contender without it minus that of the contender with it, times 100; the median over the rounds.
  * All three are measured back to back in each round, so a slowdown between rounds cancels out.

@@ -1,6 +1,15 @@
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
 import { nodeServer, serviceServer } from '../server-process.js';
-import { atLeast, atMost, processTargets, ratioDropPoints, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
+import {
+  atLeast,
+  atMost,
+  cpuRatio,
+  processTargets,
+  ratioDropPoints,
+  throughputRatio,
+  type ScenarioResult,
+  type TargetCheck,
+} from '../targets.js';
 
 export const bareSimple = 'bench/dist/baselines/bare-simple.js';
 
@@ -35,6 +44,13 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
       targets: [
         atLeast('A GET /: simple / bare node:http', throughputRatio(rows, 'GET /', subject.label, baseline.label), 0.85),
         atLeast('A GET /api/users: simple / bare node:http', throughputRatio(rows, 'GET /api/users', subject.label, baseline.label), 0.85),
+        ...routes.map((path) =>
+          atMost(
+            `A GET ${path}: CPU µs per request / bare node:http's`,
+            cpuRatio(rows, `GET ${path}`, subject.label, baseline.label),
+            1.15,
+          ),
+        ),
         ...metricsCost,
         ...processTargets(rows, subject.label, baseline.label, 500),
       ],
