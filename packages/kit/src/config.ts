@@ -89,11 +89,11 @@ export interface ServiceConfig {
   logLevel: string;
   /** `auto`: readable lines for a person at a terminal in development, JSON lines otherwise. */
   logFormat: LogFormat;
-  /** Places for client connections at work; more wait for one (connection-admission.ts). */
+  /** Places for client connections at work; more wait for one (admission/README.md). */
   maxConnections: number;
   /**
-   * A Unix socket served besides the port, for GET /health and /ready only (PROBE_SOCKET; `@name`
-   * is Linux's abstract namespace): the images' probes use it, never queued behind a flood's connections.
+   * The Unix socket the HTTP server itself listens on, besides the admission's port (PROBE_SOCKET;
+   * `@name` is Linux's abstract namespace): the images' probes use it, never queued behind a flood.
    */
   probeSocket: string | undefined;
   /** The OTEL_* variables: whether traces are exported, and how (tracing.ts). */
@@ -128,9 +128,8 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name
     logDir: raw(env, 'LOG_DIR'),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', logLevels),
     logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
-    // Places for connections at work (idle ones and slow readers give theirs back while others wait:
-    // connection-admission.ts). Every connection read in a turn of the event loop costs the others:
-    // under a flood, 512 places served 0.4-0.8 of what 50 connections get, 64 serve more (docs/floods.md).
+    // Places for connections at work (admission/README.md). Few, because every connection read in a
+    // turn of the event loop costs the others (docs/floods.md).
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 64, 1, 1_000_000),
     probeSocket: readSocketPath(env, 'PROBE_SOCKET'),
     tracing: readTracingConfig(env, service.name),

@@ -181,7 +181,7 @@ export function createProxyApp(options: ProxyAppOptions): App {
       span.end(response.writableFinished ? { status: response.statusCode } : { error: new Error('the response was cut before its end') }),
     );
   }
-  // The requests Fastify routes (see beforeRouting) are forwarded the same way, off its reply.
+  // The requests Fastify routes (see forwardBeforeRouting) are forwarded the same way, off its reply.
   function forward(request: FastifyRequest, reply: FastifyReply): void {
     reply.hijack();
     forwardRaw(request.raw, reply.raw);
