@@ -146,14 +146,15 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     for (const [socket, connection] of served) {
       const { response } = connection;
       if (response === undefined) {
+        // Nothing sent yet (a client connected ahead of need) is idle, as between two requests; part of a
+        // request head and not the rest is a slow client.
         if (connection.released) continue;
-        if (socket.bytesRead > 0) {
-          // Part of a request head, and not the rest: a slow client.
-          if (now - connection.since < firstRequestMs) continue;
+        if (socket.bytesRead === 0) {
+          if (now - connection.since >= idleAfterMs) socket.end();
+        } else if (now - connection.since >= firstRequestMs) {
           if (released < releasedLimit) release(connection);
           else socket.destroy();
-          // Nothing sent yet (a client connected ahead of need): idle, as between two requests.
-        } else if (now - connection.since >= idleAfterMs) socket.end();
+        }
       } else if (response.writableFinished) {
         if (connection.idleAfter !== response) {
           connection.idleAfter = response;
