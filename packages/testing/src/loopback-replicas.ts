@@ -3,6 +3,32 @@ import { digestBody, type BodyDigest } from './body-digest.js';
 import { HeldAnswers } from './held-answers.js';
 import { listenSwitchable } from './switchable-server.js';
 
+/**
+ * `web` scaled to several containers is one port at several addresses: here 127.0.0.1 to .4 (Linux
+ * routes all of 127.0.0.0/8 to the loopback interface), and a resolver the test answers for, in
+ * place of Docker's DNS.
+ */
+export const replicaAddresses = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'] as const;
+
+/** What the fake DNS answers for `web.test` now, addresses or an error, and how often it was asked. */
+export interface FakeDns {
+  answer: string[] | Error;
+  calls: number;
+}
+
+/** The resolver of a fake DNS: the answer of now, for `web.test` only. */
+export const resolveWith =
+  (dns: FakeDns) =>
+  async (hostname: string): Promise<string[]> => {
+    if (hostname !== 'web.test') throw new Error(`the fake DNS knows web.test only, not ${hostname}`);
+    dns.calls += 1;
+    if (dns.answer instanceof Error) throw dns.answer;
+    return dns.answer;
+  };
+
+/** The error getaddrinfo gives for a name it cannot resolve now. */
+export const notFound = (): Error => Object.assign(new Error('getaddrinfo EAI_AGAIN web.test'), { code: 'EAI_AGAIN' });
+
 /** What a replica answers: which replica, and the request as it arrived there. */
 export interface ReplicaAnswer extends BodyDigest {
   replica: string;

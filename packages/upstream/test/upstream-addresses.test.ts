@@ -1,24 +1,24 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startReplica, startReplicas, type Replica, type ReplicaAnswer } from '@svc/testing/loopback-replicas';
+import {
+  notFound,
+  replicaAddresses,
+  resolveWith,
+  startReplica,
+  startReplicas,
+  type FakeDns,
+  type Replica,
+  type ReplicaAnswer,
+} from '@svc/testing/loopback-replicas';
 import { isUnreachable } from '../src/upstream-errors.js';
 import { UpstreamAddresses, type UpstreamAddress, type UpstreamAddressesOptions } from '../src/upstream-addresses.js';
 import { ManualTimers } from './manual-timers.js';
 
-// `web` scaled to several containers is one port at several addresses: here 127.0.0.1 to .4
-// (Linux routes all of 127.0.0.0/8 to the loopback interface), one port, and a resolver the test
-// answers for, in place of Docker's DNS. The resolve and skip timers run on the test's clock.
-const [one, two, three, four] = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'] as const;
+// `web` scaled to several containers (replicaAddresses), with a fake DNS. The resolve and skip timers
+// run on the test's clock.
+const [one, two, three, four] = replicaAddresses;
 const RESOLVE_MS = 50;
-
-/** What the fake DNS answers now: addresses, or an error. */
-interface Dns {
-  answer: string[] | Error;
-  calls: number;
-}
-
-const notFound = (): Error => Object.assign(new Error('getaddrinfo EAI_AGAIN web.test'), { code: 'EAI_AGAIN' });
 
 describe('UpstreamAddresses follows the addresses of its upstream host name', () => {
   let replicas: Replica[];
@@ -39,16 +39,11 @@ describe('UpstreamAddresses follows the addresses of its upstream host name', ()
 
   const replica = (address: string): Replica => replicas.find((r) => r.address === address) as Replica;
 
-  async function startAddresses(dns: Dns, options: Partial<UpstreamAddressesOptions> = {}): Promise<UpstreamAddresses> {
+  async function startAddresses(dns: FakeDns, options: Partial<UpstreamAddressesOptions> = {}): Promise<UpstreamAddresses> {
     const addresses = new UpstreamAddresses({
       upstream: new URL(`http://web.test:${port}`),
       pool: { connections: 8, headersTimeout: 5_000, bodyTimeout: 5_000, connect: { timeout: 5_000 } },
-      resolve: async (hostname) => {
-        expect(hostname).toBe('web.test');
-        dns.calls += 1;
-        if (dns.answer instanceof Error) throw dns.answer;
-        return dns.answer;
-      },
+      resolve: resolveWith(dns),
       resolveIntervalMs: RESOLVE_MS,
       skipMs: 10_000,
       log: pino({ enabled: false }),
@@ -61,7 +56,7 @@ describe('UpstreamAddresses follows the addresses of its upstream host name', ()
   }
 
   /** One resolve interval passes: the answer of now is in use. */
-  async function resolvedAgain(dns: Dns): Promise<void> {
+  async function resolvedAgain(dns: FakeDns): Promise<void> {
     const calls = dns.calls;
     await timers.advance(RESOLVE_MS);
     expect(dns.calls).toBe(calls + 1);
@@ -116,7 +111,7 @@ describe('UpstreamAddresses follows the addresses of its upstream host name', ()
   });
 
   it('sends traffic to a new address after the next resolution, without a restart', async () => {
-    const dns: Dns = { answer: [one, two], calls: 0 };
+    const dns: FakeDns = { answer: [one, two], calls: 0 };
     const addresses = await startAddresses(dns);
     expect(await spread(addresses, 4)).toEqual({ [one]: 2, [two]: 2 });
     dns.answer = [one, two, three]; // docker compose up --scale web=3
@@ -126,7 +121,7 @@ describe('UpstreamAddresses follows the addresses of its upstream host name', ()
   });
 
   it('closes the pool of an address gone from DNS once its requests in flight finished', async () => {
-    const dns: Dns = { answer: [one, two], calls: 0 };
+    const dns: FakeDns = { answer: [one, two], calls: 0 };
     const addresses = await startAddresses(dns);
     const held = [replica(one).nextHanging(), replica(two).nextHanging()];
     const first = get(addresses, '/slow?hang');
@@ -187,7 +182,7 @@ describe('UpstreamAddresses follows the addresses of its upstream host name', ()
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line) as { level: number; msg: string });
-    const dns: Dns = { answer: [one, two], calls: 0 };
+    const dns: FakeDns = { answer: [one, two], calls: 0 };
     const addresses = await startAddresses(dns, { log });
     dns.answer = notFound();
     await resolvedAgain(dns);
@@ -209,7 +204,7 @@ describe('UpstreamAddresses follows the addresses of its upstream host name', ()
   });
 
   it('starts while the name does not resolve yet: no address, and why, until it does', async () => {
-    const dns: Dns = { answer: notFound(), calls: 0 };
+    const dns: FakeDns = { answer: notFound(), calls: 0 };
     const addresses = await startAddresses(dns);
     expect(addresses.pick()).toBeUndefined();
     expect(addresses.noAddressError).toBe(dns.answer);
@@ -219,7 +214,7 @@ describe('UpstreamAddresses follows the addresses of its upstream host name', ()
   });
 
   it.each(['127.0.0.1', 'localhost'])('never resolves an upstream named %s', async (name) => {
-    const dns: Dns = { answer: notFound(), calls: 0 };
+    const dns: FakeDns = { answer: notFound(), calls: 0 };
     const addresses = await startAddresses(dns, { upstream: new URL(`http://${name}:${port}`) });
     expect(await spread(addresses, 3)).toEqual({ [one]: 3 });
     expect(timers.waiting).toBe(0);

@@ -1,24 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { send, type Received, type Sent } from '@svc/testing/http-request';
-import { startReplicas, type Replica, type ReplicaAnswer } from '@svc/testing/loopback-replicas';
+import {
+  notFound,
+  replicaAddresses,
+  resolveWith,
+  startReplicas,
+  type FakeDns,
+  type Replica,
+  type ReplicaAnswer,
+} from '@svc/testing/loopback-replicas';
 import { createProxyApp, type ProxyAppOptions } from '../src/app.js';
 
-// `web` scaled to several containers is one port at several addresses: here 127.0.0.1 to .4
-// (Linux routes all of 127.0.0.0/8 to the loopback interface), one port, and a resolver the test
-// answers for, in place of Docker's DNS. How the addresses are followed is @svc/upstream's
+// `web` scaled to several containers (replicaAddresses), with a fake DNS. How the addresses are followed is @svc/upstream's
 // (packages/upstream/test/upstream-addresses.test.ts); here, what the proxy does with them.
 // The resolve loop runs on real timers: the tests wait for what it did, never for a time.
-const [one, two, three, four] = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'] as const;
+const [one, two, three, four] = replicaAddresses;
 const RESOLVE_MS = 50;
-
-/** What the fake DNS answers now: addresses, or an error. */
-interface Dns {
-  answer: string[] | Error;
-  calls: number;
-}
-
-const notFound = (): Error => Object.assign(new Error('getaddrinfo EAI_AGAIN web.test'), { code: 'EAI_AGAIN' });
 
 describe('the proxy over the addresses of its upstream: failed requests sent to another, 502 when none answers', () => {
   let replicas: Replica[];
@@ -37,19 +35,14 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
 
   const replica = (address: string): Replica => replicas.find((r) => r.address === address) as Replica;
 
-  async function startProxy(dns: Dns, options: Partial<ProxyAppOptions> = {}): Promise<string> {
+  async function startProxy(dns: FakeDns, options: Partial<ProxyAppOptions> = {}): Promise<string> {
     const app = createProxyApp({
       logger: false,
       upstream: new URL(`http://web.test:${port}`),
       maxConnections: 64,
       upstreamTimeoutMs: 2_000,
       resolveIntervalMs: RESOLVE_MS,
-      resolve: async (hostname) => {
-        expect(hostname).toBe('web.test');
-        dns.calls += 1;
-        if (dns.answer instanceof Error) throw dns.answer;
-        return dns.answer;
-      },
+      resolve: resolveWith(dns),
       ...options,
     });
     apps.push(app);
@@ -57,7 +50,7 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
   }
 
   /** Resolves once the proxy asked the DNS twice more: the answer of now is in use. */
-  async function resolvedAgain(dns: Dns): Promise<void> {
+  async function resolvedAgain(dns: FakeDns): Promise<void> {
     const calls = dns.calls;
     await expect.poll(() => dns.calls, { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(calls + 2);
   }
@@ -98,7 +91,7 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
   });
 
   it('sends a request that never went out (refused) to another address, POST and its body included', async () => {
-    const dns: Dns = { answer: [one, two], calls: 0 };
+    const dns: FakeDns = { answer: [one, two], calls: 0 };
     const baseUrl = await startProxy(dns);
     await replica(two).goDown();
     const body = Buffer.from('{"name":"Ada","email":"ada@example.org"}');
@@ -165,7 +158,7 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
   });
 
   it('starts while the name does not resolve yet: 502 JSON until it does, then serves', async () => {
-    const dns: Dns = { answer: notFound(), calls: 0 };
+    const dns: FakeDns = { answer: notFound(), calls: 0 };
     const baseUrl = await startProxy(dns);
     expectBadGateway(await send(baseUrl, { path: '/' }));
     dns.answer = [one];
@@ -174,7 +167,7 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
   });
 
   it('loses no GET under load while an address goes down, one comes up and one is scaled away', async () => {
-    const dns: Dns = { answer: [one, two, three], calls: 0 };
+    const dns: FakeDns = { answer: [one, two, three], calls: 0 };
     await replica(four).goDown(); // not started yet
     const baseUrl = await startProxy(dns);
     const failures: string[] = [];
