@@ -8,7 +8,7 @@ export interface AdmissionOptions {
   waiting: number;
   /** How long a connection waits for a place before it is answered 503; default 10 s. */
   maxWaitMs?: number;
-  /** While others wait, a connection served this long is closed after its next answer; default 2 s. */
+  /** While others wait, a connection served this long is closed after its next answer; default 500 ms. */
   turnAfterMs?: number;
   /** While others wait, a connection that has sent part of a request head, not all, this long gives its place back; default 100 ms. */
   firstRequestMs?: number;
@@ -68,7 +68,7 @@ interface Served {
  * wait, paused and unread, and are served newest first. Every rule and why: ./README.md.
  */
 export function admitConnections(server: Server, options: AdmissionOptions): Admission {
-  const { maxWaitMs = 10_000, turnAfterMs = 2_000, firstRequestMs = 100, idleAfterMs = 1_000, longAfterMs = 250 } = options;
+  const { maxWaitMs = 10_000, turnAfterMs = 500, firstRequestMs = 100, idleAfterMs = 1_000, longAfterMs = 250 } = options;
   const releasedLimit = RELEASED_PER_PLACE * options.places;
   /** Waiting connections, in arrival order (a Map keeps it), with when each arrived: the oldest are answered 503 first. */
   const waiting = new Map<Socket, number>();
