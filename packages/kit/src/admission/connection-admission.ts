@@ -65,18 +65,13 @@ interface Served {
 /**
  * Accepts the public port's connections on a listener of its own and hands at most `places` of them
  * at once to Node's HTTP server (`server.emit('connection', socket)`, as Node documents); the others
- * wait, paused and unread, and are served newest first. Every rule and why: ./README.md.
+ * wait, paused, unread, in the order they came. Every rule and why: ./README.md.
  */
 export function admitConnections(server: Server, options: AdmissionOptions): Admission {
   const { maxWaitMs = 10_000, turnAfterMs = 500, firstRequestMs = 100, idleAfterMs = 1_000, longAfterMs = 250 } = options;
   const releasedLimit = RELEASED_PER_PLACE * options.places;
-  /** Waiting connections, in arrival order (a Map keeps it), with when each arrived: the oldest are answered 503 first. */
+  /** Waiting connections, in arrival order (a Map keeps it), with when each arrived. */
   const waiting = new Map<Socket, number>();
-  /**
-   * The order places are given in: newest first (a stack), as under overload the oldest are the likeliest
-   * to be gone, unseen (a waiting connection is unread). Holds connections no longer waiting until popped.
-   */
-  let newestFirst: Socket[] = [];
   const served = new Map<Socket, Served>();
   let serving = 0;
   let released = 0;
@@ -105,10 +100,9 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
     socket.resume();
   };
   const admitWaiting = (): void => {
-    while (opened && serving < options.places) {
-      const socket = newestFirst.pop();
-      if (socket === undefined) return;
-      if (!waiting.delete(socket)) continue;
+    for (const socket of waiting.keys()) {
+      if (!opened || serving >= options.places) return;
+      waiting.delete(socket);
       socket.off('close', onWaitingClose);
       socket.off('error', ignore);
       if (!socket.destroyed) serve(socket);
@@ -128,7 +122,6 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       return;
     }
     waiting.set(socket, Date.now());
-    newestFirst.push(socket);
     socket.on('close', onWaitingClose);
     socket.on('error', ignore);
   });
@@ -181,8 +174,6 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       const now = Date.now();
       answerLongWaits(now);
       sweepServed(now);
-      // The stack keeps connections that stopped waiting otherwise than by a place: dropped from time to time.
-      if (newestFirst.length > 2 * waiting.size + 1024) newestFirst = newestFirst.filter((socket) => waiting.has(socket));
     },
     Math.max(10, Math.min(firstRequestMs, longAfterMs, maxWaitMs) / 2),
   );
@@ -209,7 +200,6 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       listener.close();
       for (const socket of waiting.keys()) socket.destroy();
       waiting.clear();
-      newestFirst = [];
       if (served.size === 0) return Promise.resolve();
       return new Promise<void>((resolve) => (drained = resolve));
     },
