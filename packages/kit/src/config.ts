@@ -96,6 +96,11 @@ export interface ServiceConfig {
    * `@name` is Linux's abstract namespace): the images' probes use it, never queued behind a flood.
    */
   probeSocket: string | undefined;
+  /**
+   * A TCP port on HOST where the HTTP server itself listens instead (PROBE_PORT): for probes from
+   * outside the container (a kubelet's httpGet), which cannot reach a socket in its namespace.
+   */
+  probePort: number | undefined;
   /** The OTEL_* variables: whether traces are exported, and how (tracing.ts). */
   tracing: TracingConfig;
 }
@@ -117,11 +122,28 @@ export interface ServiceIdentity {
   readonly startedMessage: string;
 }
 
-/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, PROBE_SOCKET, OTEL_*). */
+/**
+ * Where the probes reach the HTTP server: PROBE_SOCKET or PROBE_PORT, never both, as the server
+ * listens on one of them; and never the public port, which the admission holds.
+ */
+function readProbeListener(env: Env, port: number): Pick<ServiceConfig, 'probeSocket' | 'probePort'> {
+  const probeSocket = readSocketPath(env, 'PROBE_SOCKET');
+  const probePort = raw(env, 'PROBE_PORT') === undefined ? undefined : readPort(env, 'PROBE_PORT', 0);
+  if (probeSocket !== undefined && probePort !== undefined) {
+    throw new ConfigError(`PROBE_SOCKET and PROBE_PORT are both set ("${probeSocket}", ${probePort}): set one of them, or blank the other`);
+  }
+  if (probePort !== undefined && probePort !== 0 && probePort === port) {
+    throw new ConfigError(`PROBE_PORT must differ from PORT, got ${probePort} for both`);
+  }
+  return { probeSocket, probePort };
+}
+
+/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, PROBE_SOCKET, PROBE_PORT, OTEL_*). */
 export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name' | 'port' | 'modeVariables'>): ServiceConfig {
   const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
+  const port = readPort(env, 'PORT', service.port);
   return {
-    port: readPort(env, 'PORT', service.port),
+    port,
     host: readString(env, 'HOST', '0.0.0.0'),
     mode,
     production: mode === 'production',
@@ -131,7 +153,7 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name
     // Places for connections at work (admission/README.md). Few, because every connection read in a
     // turn of the event loop costs the others (docs/floods.md).
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 64, 1, 1_000_000),
-    probeSocket: readSocketPath(env, 'PROBE_SOCKET'),
+    ...readProbeListener(env, port),
     tracing: readTracingConfig(env, service.name),
   };
 }

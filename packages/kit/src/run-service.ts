@@ -51,12 +51,19 @@ function admitClients(app: App, maxConnections: number, logger: Logger): Admissi
 }
 
 /**
- * Where the HTTP server itself listens: the probe socket (PROBE_SOCKET), or else a loopback port of
- * the system's choosing. The public port is the admission's; the server must listen somewhere all
- * the same, as Node enforces its headers and request timeouts only on a listening server. Probes
- * come here straight to Node, never waiting in the port's accept queue behind a flood.
+ * Where the HTTP server itself listens: the probe socket (PROBE_SOCKET), the probe port on HOST
+ * (PROBE_PORT), or else a loopback port of the system's choosing. The public port is the
+ * admission's; the server must listen somewhere all the same, as Node enforces its headers and
+ * request timeouts only on a listening server. Probes come here straight to Node, never waiting in
+ * the port's accept queue behind a flood.
  */
-async function probeAddress(path: string | undefined): Promise<{ path: string } | { port: 0; host: string }> {
+async function probeAddress({
+  probeSocket: path,
+  probePort,
+  host,
+}: ServiceConfig): Promise<{ path: string } | { port: number; host: string }> {
+  // A kubelet's httpGet comes from outside the container's namespace: a port on the service's own address.
+  if (probePort !== undefined) return { port: probePort, host };
   if (path === undefined) return { port: 0, host: '127.0.0.1' };
   // '@name' is an abstract socket: no file, and only the container's own network namespace reaches it.
   if (path.startsWith('@')) return { path: `\0${path.slice(1)}` };
@@ -189,9 +196,14 @@ export async function runService<Config extends ServiceConfig>(
     process.exit(1);
   }
   try {
-    await app.listen(await probeAddress(config.probeSocket));
+    await app.listen(await probeAddress(config));
   } catch (error) {
-    const where = config.probeSocket === undefined ? 'a loopback port' : `PROBE_SOCKET ${config.probeSocket}`;
+    const where =
+      config.probeSocket !== undefined
+        ? `PROBE_SOCKET ${config.probeSocket}`
+        : config.probePort !== undefined
+          ? `PROBE_PORT ${config.probePort}`
+          : 'a loopback port';
     fail(name, `cannot listen on ${where}: ${(error as Error).message}`);
   }
   admission.open();

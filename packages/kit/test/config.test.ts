@@ -13,6 +13,7 @@ describe('configuration from the environment', () => {
       logFormat: 'auto',
       maxConnections: 64,
       probeSocket: undefined,
+      probePort: undefined,
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
@@ -40,6 +41,7 @@ describe('configuration from the environment', () => {
       logFormat: 'auto',
       maxConnections: 64,
       probeSocket: '@web-probe',
+      probePort: undefined,
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
@@ -60,6 +62,27 @@ describe('configuration from the environment', () => {
     expect(() => readServiceConfig({ PROBE_SOCKET: value }, { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] })).toThrow(
       new ConfigError(`PROBE_SOCKET must be an absolute path or @name (abstract socket), at most 107 characters, got "${value}"`),
     );
+  });
+
+  it('reads PROBE_PORT, a port on HOST, when PROBE_SOCKET is unset or blank', () => {
+    const service = { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] };
+    expect(readServiceConfig({ PROBE_PORT: '9000' }, service)).toMatchObject({ port: 3000, probePort: 9000, probeSocket: undefined });
+    // A blank PROBE_SOCKET is how a deployment drops the one its image sets.
+    expect(readServiceConfig({ PROBE_SOCKET: '', PROBE_PORT: '9000' }, service)).toMatchObject({ probePort: 9000, probeSocket: undefined });
+    expect(() => readServiceConfig({ PROBE_PORT: 'http' }, service)).toThrow(
+      new ConfigError('PROBE_PORT must be an integer from 0 to 65535, got "http"'),
+    );
+  });
+
+  it('rejects PROBE_SOCKET and PROBE_PORT together, and PROBE_PORT on PORT', () => {
+    const service = { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] };
+    expect(() => readServiceConfig({ PROBE_SOCKET: '@web-probe', PROBE_PORT: '9000' }, service)).toThrow(
+      new ConfigError('PROBE_SOCKET and PROBE_PORT are both set ("@web-probe", 9000): set one of them, or blank the other'),
+    );
+    expect(() => readServiceConfig({ PROBE_PORT: '3000' }, service)).toThrow(
+      new ConfigError('PROBE_PORT must differ from PORT, got 3000 for both'),
+    );
+    expect(() => readServiceConfig({ PORT: '8080', PROBE_PORT: '8080' }, service)).toThrow('PROBE_PORT must differ from PORT');
   });
 
   it('rejects an unknown LOG_LEVEL', () => {

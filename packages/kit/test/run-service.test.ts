@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { get } from 'node:http';
+import { createServer, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,6 +17,16 @@ afterEach(() => {
   if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
   tempDir = undefined;
 });
+
+/** The status of a GET on a connection of its own (no pool), so that it waits for a place as a new client does. */
+function statusOnOwnConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    }).on('error', reject);
+  });
+}
 
 /** The fixture as a production process; on an ephemeral port learnt from its JSON start-up line unless `port` is given. */
 function startFixture(env: Record<string, string>, port?: number) {
@@ -89,6 +100,43 @@ describe('runService', () => {
     expect(await once(child, 'exit')).toEqual([1, null]);
     expect(stderr).toContain(`cannot listen on PROBE_SOCKET ${socketPath}: listen EADDRINUSE`);
     expect(readFileSync(socketPath, 'utf8')).toBe('not a socket');
+  });
+
+  it('serves probes on PROBE_PORT, on HOST, at once while every place of the public port is taken', async () => {
+    const probePort = await freePort();
+    const service = await startFixture({ PROBE_PORT: String(probePort), MAX_CONNECTIONS: '1', SLOW_MS: '1500' });
+    try {
+      // The one place is held by a slow request; the next connection on the public port waits for it.
+      const held = fetch(`${service.baseUrl}/slow`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      let waitingAnswered = false;
+      const waiting = statusOnOwnConnection(`${service.baseUrl}/health`).finally(() => (waitingAnswered = true));
+      expect(await statusOnOwnConnection(`http://127.0.0.1:${probePort}/health`)).toBe(200);
+      expect(waitingAnswered).toBe(false);
+      expect((await held).status).toBe(200);
+      expect(await waiting).toBe(200);
+    } finally {
+      await service.stop('SIGTERM');
+    }
+  });
+
+  it('stops the start in one line naming PROBE_PORT when it cannot listen there', async () => {
+    const busy = createServer();
+    busy.listen(0, '127.0.0.1');
+    await once(busy, 'listening');
+    const { port } = busy.address() as AddressInfo;
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
+        env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'production', PROBE_PORT: String(port) },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      expect(await once(child, 'exit')).toEqual([1, null]);
+      expect(stderr).toContain(`cannot listen on PROBE_PORT ${port}: listen EADDRINUSE`);
+    } finally {
+      busy.close();
+    }
   });
 
   it('writes JSON log lines to LOG_DIR/<name>.log as well as stdout', async () => {
