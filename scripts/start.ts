@@ -27,16 +27,34 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-/** Resolves when the port can be bound, with a message naming the variable when it cannot. */
-function checkPortFree(port: number, variable: string): Promise<void> {
-  return new Promise((resolve, reject) => {
+/** Why a port cannot be bound on every address (as the services listen), or undefined when it can. */
+function portProblem(port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) => {
-      const reason = error.code === 'EACCES' ? 'needs more privileges' : 'is already in use';
-      reject(new Error(`port ${port} ${reason}; set ${variable} to another port`));
+      if (error.code === 'EACCES') resolve('needs more privileges');
+      else if (error.code === 'EADDRINUSE') resolve('is already in use');
+      else resolve(`cannot be used (${error.code ?? error.message})`);
     });
-    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve()));
+    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve(undefined)));
   });
+}
+
+// A privileged port moves up by this much, so that HTTP's well-known port lands on its customary
+// stand-in; a taken one tries the ports just above it.
+const PRIVILEGED_SHIFT = 8000;
+const PRIVILEGED_BELOW = 1024;
+const FALLBACK_TRIES = 50;
+
+/**
+ * A port near `port` that can be bound now and is not `reserved` (the other members' ports), or 0
+ * when none nearby is: the service then takes one the system chooses and announces it.
+ */
+async function fallbackPort(port: number, reserved: ReadonlySet<number>): Promise<number> {
+  let candidate = port < PRIVILEGED_BELOW ? port + PRIVILEGED_SHIFT : port + 1;
+  for (let tries = 0; tries < FALLBACK_TRIES && candidate <= 65535; tries++, candidate++)
+    if (!reserved.has(candidate) && (await portProblem(candidate)) === undefined) return candidate;
+  return 0;
 }
 
 async function waitHealthy(service: ServiceName, running: ListeningProcess): Promise<void> {
@@ -70,11 +88,28 @@ const stackName = process.argv[2] ?? 'simple';
 if (!stackNames.includes(stackName as StackName)) fail(`unknown stack "${stackName}"; choose one of ${stackNames.join(', ')}`);
 const members: readonly StackMember[] = stacks[stackName as StackName].members;
 
+/**
+ * Each member's port: the spec's default or its variable. A default that cannot be had (privileged,
+ * or taken) gives way to one that can, so a first run works for any user; a port the user chose
+ * explicitly is kept, and the start fails in one line when it cannot be had.
+ */
 const requestedPorts = new Map<StackMember, number>();
 try {
   for (const member of members)
     requestedPorts.set(member, readPort(process.env, portVariableOf(member.service), services[member.service].port));
-  for (const [member, port] of requestedPorts) if (port !== 0) await checkPortFree(port, portVariableOf(member.service));
+  const reserved = new Set(requestedPorts.values());
+  for (const [member, port] of requestedPorts) {
+    if (port === 0) continue;
+    const variable = portVariableOf(member.service);
+    const problem = await portProblem(port);
+    if (problem === undefined) continue;
+    if (process.env[variable]?.trim()) throw new Error(`port ${port} ${problem}; set ${variable} to another port`);
+    const instead = await fallbackPort(port, reserved);
+    reserved.add(instead);
+    requestedPorts.set(member, instead);
+    const where = instead === 0 ? 'a port the system chooses' : `port ${instead}`;
+    process.stdout.write(`start: port ${port} ${problem}; ${member.service} serves on ${where} instead (set ${variable} to choose one)\n`);
+  }
 } catch (error) {
   fail(error instanceof ConfigError ? `invalid configuration: ${error.message}` : (error as Error).message);
 }
@@ -134,4 +169,6 @@ for (const member of members) {
     await stopAll(1);
   }
 }
-if (!stopping) process.stdout.write(`start: stack "${stackName}" is up; Ctrl-C stops it\n`);
+// The last member started is the one to open: the proxy, the frontend, or the only one.
+const front = running.get(members[members.length - 1]?.as ?? '');
+if (!stopping) process.stdout.write(`start: stack "${stackName}" is up; open ${front?.baseUrl ?? ''}/ (Ctrl-C stops it)\n`);

@@ -1,19 +1,27 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { serviceNodeOptions, startedLine } from '@svc/manifest';
+import { serviceNodeOptions, services, startedLine } from '@svc/manifest';
 import { freePort } from '@svc/testing/free-port';
 import { startListeningProcess } from '@svc/testing/listening-process';
 import { repoRoot } from '@svc/testing/repo-root';
 
-/** Runs `npm start -- <stack>` without the build step (npm test has built already). */
-function startStack(stack: string | undefined, env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts', ...(stack === undefined ? [] : [stack])], {
+/** The user nobody (Debian's), whom ports below the system's unprivileged start are refused. */
+const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+
+/**
+ * Runs `npm start -- <stack>` without the build step (npm test has built already); `unprivileged`:
+ * as nobody through setpriv when the tests run as root (CI), as the user itself otherwise.
+ */
+function startStack(stack: string | undefined, env: Record<string, string>, { unprivileged = false } = {}) {
+  const runner = [process.execPath, '--import', 'tsx', 'scripts/start.ts', ...(stack === undefined ? [] : [stack])];
+  const [command = '', ...args] = unprivileged && process.getuid?.() === 0 ? ['setpriv', ...NOBODY, ...runner] : runner;
+  const child = spawn(command, args, {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,6 +48,21 @@ function startStack(stack: string | undefined, env: Record<string, string>) {
   });
   up.catch(() => undefined); // observed only by the tests that expect the stack to come up
   return { child, lines, exited, up };
+}
+
+/**
+ * Holds `port` on every address until the test ends; undefined when another program holds it
+ * already (taken either way).
+ */
+async function occupy(port: number): Promise<Server | undefined> {
+  const server = createServer();
+  const held = await new Promise<boolean>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(false) : reject(error)));
+    server.listen(port, '0.0.0.0', () => resolve(true));
+  });
+  if (!held) return undefined;
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return server;
 }
 
 describe('npm start -- [stack]', () => {
@@ -114,6 +137,66 @@ describe('npm start -- [stack]', () => {
     }
   });
 
+  it('moves a member whose default port is taken to one it can get, and links the others to it', async () => {
+    await occupy(services.simple.port);
+    const proxyPort = await freePort();
+    const stack = startStack('simple', { PROXY_PORT: String(proxyPort) });
+    await stack.up;
+    const moved = new RegExp(
+      `^start: port ${services.simple.port} is already in use; simple serves on port (\\d+) instead \\(set SIMPLE_PORT to choose one\\)$`,
+    );
+    const webPort = Number(stack.lines.map((l) => moved.exec(l)?.[1]).find(Boolean));
+    expect(webPort).not.toBe(services.simple.port);
+    expect(stack.lines).toContain(`start: simple is healthy on http://127.0.0.1:${webPort}`);
+    expect(stack.lines).toContain(`start: stack "simple" is up; open http://127.0.0.1:${proxyPort}/ (Ctrl-C stops it)`);
+    // The proxy's upstream is where A really listens.
+    const viaProxy = (await (await fetch(`http://127.0.0.1:${proxyPort}/`)).json()) as { message: string };
+    expect(viaProxy.message).toBe('Hello from Docker!');
+    stack.child.kill('SIGTERM');
+    expect(await stack.exited).toBe(0);
+  });
+
+  it('moves the two-tier backend off its taken default port, and the frontend reaches it there', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'stack-data-'));
+    onTestFinished(() => rmSync(dataDir, { recursive: true, force: true }));
+    await occupy(services.backend.port);
+    const frontendPort = await freePort();
+    const stack = startStack('two-tier', { FRONTEND_PORT: String(frontendPort), DATA_DIR: dataDir });
+    await stack.up;
+    expect(stack.lines.filter((l) => l.startsWith('start: port '))).toEqual([
+      expect.stringMatching(new RegExp(`^start: port ${services.backend.port} is already in use; backend serves on port \\d+ instead`)),
+    ]);
+    const viaFrontend = await fetch(`http://127.0.0.1:${frontendPort}/api/users`);
+    expect(viaFrontend.status).toBe(200);
+    stack.child.kill('SIGTERM');
+    expect(await stack.exited).toBe(0);
+  });
+
+  it('moves the proxy off privileged port 80 for a user who may not bind it; PROXY_PORT=80 set explicitly fails as before', async (context) => {
+    const unprivilegedFrom = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8'));
+    if (unprivilegedFrom <= services.proxy.port)
+      context.skip(`every user may bind port ${services.proxy.port} here (ip_unprivileged_port_start ${unprivilegedFrom})`);
+    if (process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status !== 0) {
+      if (process.env.CI === 'true') throw new Error('setpriv (util-linux) is needed to start the stack as nobody');
+      context.skip('setpriv (util-linux) is missing: cannot start the stack as nobody');
+    }
+    const webPort = await freePort();
+    const stack = startStack('simple', { SIMPLE_PORT: String(webPort) }, { unprivileged: true });
+    await stack.up;
+    const moved = /^start: port 80 needs more privileges; proxy serves on port (\d+) instead \(set PROXY_PORT to choose one\)$/;
+    const proxyPort = Number(stack.lines.map((l) => moved.exec(l)?.[1]).find(Boolean));
+    expect(proxyPort).toBeGreaterThanOrEqual(unprivilegedFrom);
+    expect(stack.lines).toContain(`start: stack "simple" is up; open http://127.0.0.1:${proxyPort}/ (Ctrl-C stops it)`);
+    const viaProxy = (await (await fetch(`http://127.0.0.1:${proxyPort}/`)).json()) as { message: string };
+    expect(viaProxy.message).toBe('Hello from Docker!');
+    stack.child.kill('SIGTERM');
+    expect(await stack.exited).toBe(0);
+
+    const explicit = startStack('simple', { SIMPLE_PORT: String(await freePort()), PROXY_PORT: '80' }, { unprivileged: true });
+    expect(await explicit.exited).toBe(1);
+    expect(explicit.lines).toEqual(['start: port 80 needs more privileges; set PROXY_PORT to another port']);
+  });
+
   it('refuses an unknown stack with the list of stacks', async () => {
     const stack = startStack('nope', {});
     expect(await stack.exited).toBe(1);
@@ -132,6 +215,34 @@ describe('npm run serve -- <service>', () => {
     });
     expect((await fetch(`${service.baseUrl}/health`)).status).toBe(200);
     expect(await service.stop('SIGTERM')).toBe(0);
+  });
+
+  it("serves on another port when the service's default one is taken and PORT is unset, and says where", async () => {
+    await occupy(services.simple.port);
+    const service = await startListeningProcess({
+      label: 'serve simple',
+      command: process.execPath,
+      args: ['scripts/serve.js', 'simple'],
+      env: { PATH: process.env.PATH, NODE_ENV: 'production', HOST: '127.0.0.1' },
+      startedMessage: (port) => startedLine('simple', port),
+    });
+    expect(service.port).not.toBe(services.simple.port);
+    expect(service.lines[0]).toBe(
+      `serve: port ${services.simple.port} is already in use; simple serves on http://127.0.0.1:${service.port}/ instead (set PORT to choose one)`,
+    );
+    expect((await fetch(`${service.baseUrl}/health`)).status).toBe(200);
+    expect(await service.stop('SIGTERM')).toBe(0);
+
+    // PORT set explicitly is kept: the service refuses it in its own line.
+    const child = spawn(process.execPath, ['scripts/serve.js', 'simple'], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH, NODE_ENV: 'production', PORT: String(services.simple.port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await once(child, 'exit')).toEqual([1, null]);
+    expect(stderr).toBe(`simple: port ${services.simple.port} is already in use; set PORT to another port\n`);
   });
 
   it('refuses an unknown service with the list of services', async () => {
