@@ -1,11 +1,11 @@
-export { readStoreConfig } from './open-store.js';
+export { DEVELOPMENT_PASSWORD, readStoreConfig, usesDevelopmentPassword } from './open-store.js';
 export type { StoreConfig } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
 export { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
 export { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
 export { ListQuery, NewUserBody, REQUIRED_MESSAGE, User, UserList } from '@svc/users-api';
 export { MAX_STREAM_BATCH, MIN_STREAM_BATCH, STREAM_BATCH, streamList } from './list-stream.js';
-export { startUserStore } from './start-store.js';
+export { DEVELOPMENT_PASSWORD_WARNING, startUserStore } from './start-store.js';
 export { meterStore } from './store-metrics.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user-store.js';
 export { MAX_PAGE_SIZE } from './user-store.js';

@@ -33,6 +33,24 @@ export function readStoreConfig(env: Env): StoreConfig {
   return { databaseUrl, dataDir: resolve(readString(env, 'DATA_DIR', './data')) };
 }
 
+/**
+ * The password of deploy/compose/dev-db-password, the original tutorial's: the stacks' default when no
+ * password file is given, known to anyone who reads the repository.
+ */
+export const DEVELOPMENT_PASSWORD = 'password';
+
+/** Whether PostgreSQL is reached with the development password, however it was given (URL, file or Secret). */
+export function usesDevelopmentPassword(config: StoreConfig): boolean {
+  const password = config.databaseUrl?.password;
+  if (password === undefined || password === '') return false;
+  try {
+    return decodeURIComponent(password) === DEVELOPMENT_PASSWORD;
+  } catch {
+    // Not valid percent-encoding, so not the encoded development password either.
+    return password === DEVELOPMENT_PASSWORD;
+  }
+}
+
 const postgresProtocols = ['postgresql:', 'postgres:'];
 
 /**

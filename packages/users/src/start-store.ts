@@ -1,6 +1,11 @@
 import type { Logger } from '@svc/kit';
-import { openUserStore, type StoreConfig } from './open-store.js';
+import { openUserStore, usesDevelopmentPassword, type StoreConfig } from './open-store.js';
 import type { UserStore } from './user-store.js';
+
+/** The warning a service logs at start when PostgreSQL is reached with the development password. */
+export const DEVELOPMENT_PASSWORD_WARNING =
+  'DEVELOPMENT DATABASE PASSWORD: PostgreSQL is reached with the password of deploy/compose/dev-db-password, which anyone can read; ' +
+  'for anything but a local run give the stack a password file of its own (DB_PASSWORD_FILE; docs/operations.md, Secrets)';
 
 /**
  * Opens the store the environment asks for and creates the table before the service listens.
@@ -8,6 +13,8 @@ import type { UserStore } from './user-store.js';
  * database as disconnected, and creates the table on the first call once the database answers.
  */
 export async function startUserStore(config: StoreConfig, logger: Logger): Promise<UserStore> {
+  // Said where every log collector sees it: a stack started without a password file of its own.
+  if (usesDevelopmentPassword(config)) logger.warn(DEVELOPMENT_PASSWORD_WARNING);
   const { store, location } = openUserStore(config, {
     onIdleError: (error) => logger.warn({ err: error }, 'database connection lost; it will be replaced'),
   });
