@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pino, type Logger, type DestinationStream } from 'pino';
@@ -33,15 +33,56 @@ export interface LoggerOptions {
    */
   format?: LogFormat;
   logDir?: string | undefined;
+  /** Size at which the file in logDir is rotated (openCappedFile); LOG_FILE_MAX_BYTES when unset. */
+  logFileMaxBytes?: number;
   level?: string;
   /** Fields added to every line, e.g. the active span's trace_id and span_id (traceLogFields); none when unset. */
   mixin?: () => Record<string, string>;
 }
 
+/** The size at which a service's log file in LOG_DIR is rotated: the same as the compose files' max-size. */
+export const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
+
+/**
+ * Appends lines to `path`, bounded: once the file reaches maxBytes it is renamed `<path>.1`, replacing
+ * the one before, and a new file starts. Replicas sharing a volume append to one file; each rotates
+ * it when its own count says so, unless another has already, so the files stay bounded there too.
+ */
+export function openCappedFile(path: string, maxBytes: number): DestinationStream {
+  let fd = openSync(path, 'a');
+  let size = fstatSync(fd).size;
+  const rotate = (): void => {
+    const ours = fstatSync(fd);
+    let current: number | undefined;
+    try {
+      current = statSync(path).ino;
+    } catch {
+      // Renamed by another process that has not opened the new file yet.
+    }
+    if (current === ours.ino) {
+      try {
+        renameSync(path, `${path}.1`);
+      } catch {
+        // Renamed by another process in the meantime: its new file is ours too.
+      }
+    }
+    closeSync(fd);
+    fd = openSync(path, 'a');
+    size = fstatSync(fd).size;
+  };
+  return {
+    write(line: string) {
+      writeSync(fd, line);
+      size += Buffer.byteLength(line);
+      if (size >= maxBytes) rotate();
+    },
+  };
+}
+
 /**
  * A pino logger writing to stdout and, when logDir is set, appending the same JSON lines
- * to a file there. Streams are synchronous in the main thread: no worker threads to
- * flush on exit, and the log survives a crash up to the last line.
+ * to a file there, rotated at logFileMaxBytes. Streams are synchronous in the main thread: no
+ * worker threads to flush on exit, and the log survives a crash up to the last line.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const format = options.format ?? 'auto';
@@ -62,7 +103,8 @@ export function createLogger(options: LoggerOptions): Logger {
   ];
   if (options.logDir !== undefined) {
     mkdirSync(options.logDir, { recursive: true });
-    streams.push({ level: 'trace', stream: pino.destination({ dest: join(options.logDir, `${options.name}.log`), sync: true }) });
+    const path = join(options.logDir, `${options.name}.log`);
+    streams.push({ level: 'trace', stream: openCappedFile(path, options.logFileMaxBytes ?? LOG_FILE_MAX_BYTES) });
   }
   return pino(
     { name: options.name, level: options.level ?? 'info', base: { pid: process.pid }, ...(options.mixin && { mixin: options.mixin }) },
