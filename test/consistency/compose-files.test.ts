@@ -1,4 +1,5 @@
 import { imageOf, services, stackNames, stacks, type StackMember, type StackName } from '@svc/manifest';
+import { DEVELOPMENT_PASSWORD } from '@svc/users';
 import { describe, expect, it } from 'vitest';
 import { composeServices, dependenciesOf, environmentOf, passedThroughOf, publishedPorts, type ComposeService } from './support/compose.js';
 import { readRepoFile, repoFileExists } from './support/repo-files.js';
@@ -18,10 +19,12 @@ const imageOfMember = (member: StackMember): string => member.composeImage ?? im
 function checkMembers(stack: StackName, file: Record<string, ComposeService>): void {
   const composeOnly: readonly string[] = stacks[stack].composeOnly;
   expect(Object.keys(file).sort()).toEqual([...membersOf(stack).map((m) => m.as), ...composeOnly].sort());
-  // A host port moves with <NAME>_PORT (the container tests set them all) and defaults to the container's.
+  // A host port moves with <NAME>_PORT (the container tests set them all) and defaults to the container's;
+  // what compose adds (PostgreSQL) to the container's on loopback only.
   for (const [as, service] of Object.entries(file)) {
+    const address = composeOnly.includes(as) ? '127.0.0.1:' : '';
     for (const [host, container] of publishedPorts(service)) {
-      expect(host, `${as}: host port`).toBe(`\${${as.toUpperCase()}_PORT:-${container}}`);
+      expect(host, `${as}: host port`).toBe(`\${${as.toUpperCase()}_PORT:-${address}${container}}`);
     }
   }
   for (const member of membersOf(stack)) {
@@ -161,6 +164,36 @@ describe.each(deployFiles)('%s keeps secrets out of environments', (path) => {
         Object.keys(environmentOf(service)).some((n) => n.endsWith('_FILE')) ? ['db-password'] : [],
       );
     }
+  });
+});
+
+/** What the log tests read of a service. */
+type LoggedService = ComposeService & { logging?: { driver?: string; options?: Record<string, string | number> } };
+
+describe.each(deployFiles)('%s is safe by default', (path) => {
+  const file = composeServices(path) as Record<string, LoggedService>;
+
+  it.each(Object.keys(file))('%s: Docker rotates its output (json-file with max-size and max-file, or local)', (as) => {
+    const logging = file[as]?.logging;
+    expect(logging?.driver, 'logging driver').toMatch(/^(json-file|local)$/);
+    // local rotates by default; json-file keeps everything unless given a size.
+    if (logging?.driver === 'json-file') {
+      expect(String(logging.options?.['max-size']), 'max-size').toMatch(/^\d+[kmg]$/);
+      expect(Number(logging.options?.['max-file']), 'max-file').toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('publishes PostgreSQL on loopback only, if at all', () => {
+    for (const [as, service] of Object.entries(file)) {
+      if (service.image?.startsWith('postgres:') !== true) continue;
+      for (const [host] of publishedPorts(service)) expect(withDefaultsOf(host), `${as}: host side`).toMatch(/^127\.0\.0\.1:\d+$/);
+    }
+  });
+});
+
+describe('deploy/compose/dev-db-password', () => {
+  it('is the password the database services warn of (packages/users): change both or neither', () => {
+    expect(readRepoFile('deploy/compose/dev-db-password').replace(/\r?\n$/, '')).toBe(DEVELOPMENT_PASSWORD);
   });
 });
 
