@@ -1,0 +1,112 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { parse } from 'yaml';
+import { repoRoot } from '@svc/testing/repo-root';
+import { readRepoFile, repoFileExists } from './support/repo-files.js';
+
+// action-validator ships the published workflow schema in its WebAssembly core, so this runs offline.
+const validatorCli = createRequire(import.meta.url).resolve('@action-validator/cli/cli.mjs');
+
+/** The validator's verdict on a workflow file: exit code and its JSON list of errors. */
+function validateWorkflow(path: string): { status: number | null; output: string } {
+  const run = spawnSync(process.execPath, [validatorCli, path], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  return { status: run.status, output: run.stdout + run.stderr };
+}
+
+interface Step {
+  uses?: string;
+  run?: string;
+  with?: Record<string, unknown>;
+}
+interface Workflow {
+  jobs: Record<string, { 'runs-on': string; needs?: string; steps: Step[] }>;
+}
+
+describe('.github/workflows/ci.yml', () => {
+  const workflowPath = '.github/workflows/ci.yml';
+  const workflow = parse(readRepoFile(workflowPath)) as Workflow;
+
+  it("is a valid workflow by GitHub's published schema (action-validator)", () => {
+    expect(validateWorkflow(workflowPath)).toEqual({ status: 0, output: '' });
+  });
+
+  it('and the validator refuses a broken one (a misspelt runs-on)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'workflow-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const broken = join(dir, 'ci.yml');
+    writeFileSync(broken, readRepoFile(workflowPath).replace('runs-on:', 'runs_on:'));
+    const verdict = validateWorkflow(broken);
+    expect(verdict.status).toBe(1);
+    expect(verdict.output).toContain("Additional property 'runs_on' is not allowed");
+  });
+
+  it("runs .ci/run's steps on Node 24: npm ci, lint, npm test, then the container stage once the tests pass", () => {
+    const runs = (job: string): string[] =>
+      (workflow.jobs[job]?.steps ?? []).flatMap((step) => (step.run === undefined ? [] : [step.run.trim()]));
+    const nodeVersions = Object.values(workflow.jobs).map(
+      (job) => job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'))?.with?.['node-version'],
+    );
+    expect(nodeVersions).toEqual([24, 24]);
+    expect(runs('test')).toEqual(expect.arrayContaining(['npm ci --no-audit --no-fund', 'npm run lint', 'npm test']));
+    expect(runs('containers')).toEqual(expect.arrayContaining(['npm ci --no-audit --no-fund', 'npm run test:containers']));
+    expect(workflow.jobs.containers?.needs).toBe('test');
+    for (const step of ['npm ci', 'npm run lint', 'npm test', 'npm run test:containers'])
+      expect(readRepoFile('.ci/run')).toContain(`\n${step}`);
+  });
+});
+
+// action-validator checks actions and workflows only (no Dependabot schema in it): the file's
+// shape is checked here, and that each directory holds what its ecosystem reads.
+describe('.github/dependabot.yml', () => {
+  interface Update {
+    'package-ecosystem': string;
+    directory?: string;
+    directories?: string[];
+    schedule: { interval: string };
+    [key: string]: unknown;
+  }
+  const config = parse(readRepoFile('.github/dependabot.yml')) as { version: number; updates: Update[] };
+  const known = ['package-ecosystem', 'directory', 'directories', 'schedule', 'groups', 'ignore', 'open-pull-requests-limit'];
+  const filesIn = (directory: string): string[] => readdirSync(join(repoRoot, directory));
+
+  /** What each ecosystem reads in its directory. */
+  const holds: Record<string, (directory: string) => boolean> = {
+    npm: (directory) => repoFileExists(join(directory, 'package-lock.json')),
+    docker: (directory) => repoFileExists(join(directory, 'Dockerfile')),
+    'docker-compose': (directory) =>
+      filesIn(directory).some((file) => file.endsWith('.yml') && /^services:/m.test(readRepoFile(join(directory, file)))),
+    'github-actions': (directory) => repoFileExists(join(directory, '.github/workflows')),
+  };
+
+  it('is version 2 and updates npm, the Dockerfile, the compose and swarm files and the actions weekly', () => {
+    expect(config.version).toBe(2);
+    expect(config.updates.map((u) => u['package-ecosystem'])).toEqual(['npm', 'docker', 'docker-compose', 'github-actions']);
+    expect(config.updates.find((u) => u['package-ecosystem'] === 'docker-compose')?.directories).toEqual([
+      '/deploy/compose',
+      '/deploy/swarm',
+    ]);
+    for (const update of config.updates) {
+      expect(Object.keys(update).filter((key) => !known.includes(key))).toEqual([]);
+      expect(update.schedule.interval).toBe('weekly');
+      // Exactly one of directory and directories.
+      expect([update.directory, update.directories].filter((d) => d !== undefined)).toHaveLength(1);
+    }
+  });
+
+  it('names directories that hold what each ecosystem reads', () => {
+    const missing = config.updates.flatMap((update) =>
+      (update.directories ?? [update.directory ?? ''])
+        .filter((directory) => !holds[update['package-ecosystem']]?.(`.${directory}`))
+        .map((d) => `${update['package-ecosystem']}: ${d}`),
+    );
+    expect(missing).toEqual([]);
+  });
+});
