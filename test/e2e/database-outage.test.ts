@@ -40,6 +40,7 @@ describe('variant B when its database hangs', () => {
       expect(ms).toBeLessThan(2_000); // the spec's bound; the probe gives up at 1 s
       const list = await fetch(`${service.baseUrl}/api/users`);
       expect(list.status).toBe(503);
+      expect(list.headers.get('retry-after')).toBe('1');
       expect(await list.json()).toEqual(unavailable);
 
       // A request in flight when SIGTERM arrives still gets its answer, then the process exits 0.

@@ -139,8 +139,11 @@ const frameworkMessages: Record<string, string> = {
 
 const jsonType = 'application/json; charset=utf-8';
 
+/** A 503 says the service may answer soon (a database unreachable for a moment): when to ask again. */
+const retryAfter = (status: number): Record<string, string> => (status === 503 ? { 'retry-after': '1' } : {});
+
 function sendError(reply: FastifyReply, status: number, message: string): FastifyReply {
-  return reply.code(status).type(jsonType).send({ error: message });
+  return reply.code(status).headers(retryAfter(status)).type(jsonType).send({ error: message });
 }
 
 /**
@@ -177,7 +180,7 @@ function answerFor(
 export function answerError(response: ServerResponse, error: unknown, log: FastifyBaseLogger): void {
   const { status, message } = answerFor(error, log, response.req, { reqId: requestIdOf(response.req) });
   const body = JSON.stringify({ error: message });
-  response.writeHead(status, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body) });
+  response.writeHead(status, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body), ...retryAfter(status) });
   response.end(body);
 }
 

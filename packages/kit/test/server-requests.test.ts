@@ -172,23 +172,32 @@ describe('createServer, per request', () => {
       new Error('secret detail'),
       // Fastify's own 4xx errors are answered as its error handler answers them.
       Object.assign(new Error('FST_ERR_CTP_BODY_TOO_LARGE'), { statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' }),
+      new HttpError(503, 'Upstream busy'),
     ];
     app = wrappedApp(false, (request, response) => answerError(response, errors[Number(request.url?.slice(1))], logger));
     const baseUrl = await listen();
     const answers = [];
-    for (const index of [0, 1, 2, 3]) {
+    for (const index of [0, 1, 2, 3, 4]) {
       const res = await fetch(`${baseUrl}/${index}`, { headers: { 'x-request-id': `id-${index}` } });
-      answers.push([res.status, res.headers.get('content-type'), res.headers.get('x-request-id'), await res.json()]);
+      answers.push([
+        res.status,
+        res.headers.get('content-type'),
+        res.headers.get('x-request-id'),
+        res.headers.get('retry-after'),
+        await res.json(),
+      ]);
     }
     expect(answers).toEqual([
-      [502, 'application/json; charset=utf-8', 'id-0', { error: 'Bad gateway: upstream unavailable' }],
-      [413, 'application/json; charset=utf-8', 'id-1', { error: 'Request body is too large' }],
-      [500, 'application/json; charset=utf-8', 'id-2', { error: 'Internal server error' }],
-      [413, 'application/json; charset=utf-8', 'id-3', { error: 'Request body is too large' }],
+      [502, 'application/json; charset=utf-8', 'id-0', null, { error: 'Bad gateway: upstream unavailable' }],
+      [413, 'application/json; charset=utf-8', 'id-1', null, { error: 'Request body is too large' }],
+      [500, 'application/json; charset=utf-8', 'id-2', null, { error: 'Internal server error' }],
+      [413, 'application/json; charset=utf-8', 'id-3', null, { error: 'Request body is too large' }],
+      [503, 'application/json; charset=utf-8', 'id-4', '1', { error: 'Upstream busy' }],
     ]);
     expect(lines.map(({ level, reqId, msg }) => ({ level, reqId, msg }))).toEqual([
       { level: 40, reqId: 'id-0', msg: 'Bad gateway: upstream unavailable' },
       { level: 50, reqId: 'id-2', msg: 'request failed' },
+      { level: 40, reqId: 'id-4', msg: 'Upstream busy' },
     ]);
   });
 });

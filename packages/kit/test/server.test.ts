@@ -76,9 +76,10 @@ describe('createServer', () => {
     expect(res.body).toBe('{"error":"Internal server error"}');
   });
 
-  it('shows the message of an HttpError, also for 5xx', async () => {
+  it('shows the message of an HttpError, also for 5xx; a 503 says when to ask again', async () => {
     const res = await build().inject({ method: 'GET', url: '/unavailable' });
     expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
     expect(res.json()).toEqual({ error: 'Database unavailable' });
   });
 
