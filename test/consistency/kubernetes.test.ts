@@ -12,10 +12,14 @@ import { imageOf, services, stackNames, stacks, type ServiceName, type StackMemb
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import type { IHTTPIngressPath } from 'kubernetes-models/networking.k8s.io/v1/HTTPIngressPath';
 import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
+import type { INamespace } from 'kubernetes-models/v1/Namespace';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
@@ -41,6 +45,25 @@ const hasDb = (stack: StackName): boolean => (stacks[stack].composeOnly as reado
 /** The member the Ingress sends outside traffic to: the stack's front door. */
 const ingressTo: Record<StackName, string> = { simple: 'web', database: 'web', 'two-tier': 'frontend' };
 
+/** What people and clients call on each front door (spec 4.1 to 4.3, docs/api.md's routes), which the Ingress must route. */
+const userPaths: Partial<Record<ServiceName, string[]>> = {
+  simple: ['/', '/api/users', '/health'],
+  database: ['/', '/api/users', '/health'],
+  frontend: ['/', '/assets/0/main.js', '/api/users', '/health'],
+};
+/** Paths for the cluster alone: readiness, metrics and the API's documents; the Ingress must route none. */
+const internalPaths = ['/ready', '/metrics', '/openapi.json', '/docs', '/docs/init.js'];
+
+/** The variables that choose the probes' listener (the kit's PROBE_*), checked by the probes' test. */
+const probeVariables = ['PROBE_SOCKET', 'PROBE_PORT', 'PROBE_HOST'];
+
+/** How long the services' graceful stop may take after SIGTERM (the kit's SHUTDOWN_GRACE_MS), in seconds. */
+const shutdownGraceSeconds = (() => {
+  const match = /const SHUTDOWN_GRACE_MS = ([\d_]+);/.exec(readRepoFile('packages/kit/src/run-service.ts'));
+  if (match === null) throw new Error('packages/kit/src/run-service.ts: no SHUTDOWN_GRACE_MS');
+  return Number((match[1] ?? '').replaceAll('_', '')) / 1000;
+})();
+
 /** Validates an object against the schema of its kind; a kind without an entry here is an error. */
 type Validator = (object: KubeObject) => Promise<void>;
 const model =
@@ -60,6 +83,9 @@ const validators: Record<string, Validator> = {
     async () => (await import('kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler')).HorizontalPodAutoscaler,
   ),
   'networking.k8s.io/v1/Ingress': model(async () => (await import('kubernetes-models/networking.k8s.io/v1/Ingress')).Ingress),
+  'networking.k8s.io/v1/NetworkPolicy': model(
+    async () => (await import('kubernetes-models/networking.k8s.io/v1/NetworkPolicy')).NetworkPolicy,
+  ),
 };
 
 // ---- what the other files say ----
@@ -210,6 +236,32 @@ const selects = (selector: Record<string, string> | undefined, labels: Record<st
 
 const envOf = (container: IContainer): Record<string, IEnvVar> => Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
 
+/** The probe port a container's environment sets (PROBE_PORT), or undefined. */
+const probePortOf = (container: IContainer): number | undefined => {
+  const value = envOf(container).PROBE_PORT?.value;
+  return value === undefined ? undefined : Number(value);
+};
+
+/** Whether an Ingress path (Exact or Prefix, as the API defines them) takes a request for `url`. */
+function ingressTakes(rule: IHTTPIngressPath, url: string): boolean {
+  const path = rule.path ?? '/';
+  if (rule.pathType === 'Exact') return url === path;
+  expect(rule.pathType, `${path}: Exact or Prefix (ImplementationSpecific depends on the controller)`).toBe('Prefix');
+  // Prefix matches whole path elements: /assets takes /assets and /assets/x, not /assetsx.
+  const prefix = path.replace(/\/+$/, '');
+  return prefix === '' || url === prefix || url.startsWith(`${prefix}/`);
+}
+
+type LabelSelector = INetworkPolicyPeer['podSelector'];
+
+/** Whether a NetworkPolicy's label selector picks these labels: an empty one picks every pod (or namespace). */
+function picks(selector: LabelSelector, labels: Record<string, string> | undefined): boolean {
+  if (selector === undefined) return false;
+  // The policies here select by labels alone: an expression would need a reader of its own.
+  expect(selector.matchExpressions, 'matchExpressions').toBeUndefined();
+  return Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels?.[k] === v);
+}
+
 /** A file a container sees from a Secret: which Secret and key, its mode, whether the mount is read-only. */
 interface SecretFile {
   secretName: string | undefined;
@@ -340,9 +392,12 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     const container = containerOf(workload);
     const port = services[member.service].port;
     expect(container.image).toBe(imageOf(member.service, 'latest'));
-    expect(container.ports?.map((p) => p.containerPort)).toEqual([port]);
+    // The manifest's port, and the probe port, which no Service names.
+    expect(container.ports?.map((p) => p.containerPort)).toEqual([port, probePortOf(container)]);
     const service = k8s.one<IService>('Service', member.as);
     expect(service.spec?.ports?.map((p) => [p.port, containerPort(container, p.targetPort)])).toEqual([[port, port]]);
+    for (const other of k8s.all<IService>('Service'))
+      expect(other.spec?.ports?.map((p) => p.port) ?? [], `${keyOf(other)} exposes the probe port`).not.toContain(probePortOf(container));
     // The Service sends to this workload's pods and to no other's.
     const labels = workload.spec?.template.metadata?.labels;
     expect(selects(service.spec?.selector, labels)).toBe(true);
@@ -354,7 +409,8 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
 
   it.each(members)("gives $as compose's environment and the manifest's links, the password as compose's file", (member) => {
     const workload = deployment(member.as);
-    const env = envOf(containerOf(workload));
+    // The probes' listener is Kubernetes' own (the probes' test checks it).
+    const env = Object.fromEntries(Object.entries(envOf(containerOf(workload))).filter(([name]) => !probeVariables.includes(name)));
     // Compose runs nginx in the proxy's place; ours is set by its link alone.
     const fromCompose = member.composeImage === undefined ? environmentOf(compose[member.as] ?? {}) : {};
     const links = Object.fromEntries(Object.entries(member.links ?? {}).map(([variable, as]) => [variable, `http://${as}:${portOf(as)}`]));
@@ -398,47 +454,80 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     expect(containerOf(deployment(member.as)).envFrom).toEqual([{ configMapRef: { name: 'opentelemetry', optional: true } }]);
   });
 
-  it.each(members)("probes $as: readiness GET /ready, startup and liveness GET /health, the image's probe and timings", (member) => {
-    const container = containerOf(deployment(member.as));
-    const { startupProbe: startup, readinessProbe: readiness, livenessProbe: liveness } = container;
-    const image = imageHealthcheck;
-    // Startup is the image's HEALTHCHECK during its start period: liveness's check every start
-    // interval, for as long as Docker waits before it calls a container that never passes
-    // unhealthy (the start period, then `retries` failures an interval apart).
-    expect(startup, 'startupProbe').toBeDefined();
-    expect(checkOf(startup)).toEqual(checkOf(liveness));
-    expect(timingsOf(startup)).toEqual({
-      initialDelaySeconds: 0,
-      periodSeconds: image.startInterval,
-      timeoutSeconds: image.timeout,
-      failureThreshold: Math.ceil((image.startPeriod + image.retries * image.interval) / image.startInterval),
-    });
-    // Liveness is the image's HEALTHCHECK after it; readiness asks as patiently but more often.
-    // Both begin once startup passes, so without a delay: Ready as soon as the service is.
-    expect(timingsOf(liveness)).toEqual({
-      initialDelaySeconds: 0,
-      periodSeconds: image.interval,
-      timeoutSeconds: image.timeout,
-      failureThreshold: image.retries,
-    });
-    expect({ ...timingsOf(readiness), periodSeconds: undefined }).toEqual({
-      initialDelaySeconds: 0,
-      periodSeconds: undefined,
-      timeoutSeconds: image.timeout,
-      failureThreshold: image.retries,
-    });
-    expect(timingsOf(readiness).periodSeconds).toBeLessThanOrEqual(image.interval);
-    const port = services[member.service].port;
-    if (member.service === 'proxy') {
-      // Transparent: /health and /ready are its upstream's, so it is only asked to accept connections.
-      for (const probe of [readiness, liveness]) expect(containerPort(container, probe?.tcpSocket?.port)).toBe(port);
-      return;
-    }
-    // The image's own probe, on the probe socket the image sets (Dockerfile: PROBE_SOCKET), as Docker's HEALTHCHECK.
-    expect(dockerfile).toContain('CMD ["node", "/app/health-probe.mjs"]');
-    expect(imageEnv.PROBE_SOCKET).toMatch(/^@/);
-    expect(readiness?.exec?.command).toEqual(['node', '/app/health-probe.mjs', '/ready']);
-    expect(liveness?.exec?.command).toEqual(['node', '/app/health-probe.mjs']);
+  it.each(members)(
+    "probes $as: readiness GET /ready, startup and liveness GET /health on its probe port, with the image's timings",
+    (member) => {
+      const container = containerOf(deployment(member.as));
+      const { startupProbe: startup, readinessProbe: readiness, livenessProbe: liveness } = container;
+      const image = imageHealthcheck;
+      // Startup is the image's HEALTHCHECK during its start period: liveness's check every start
+      // interval, for as long as Docker waits before it calls a container that never passes
+      // unhealthy (the start period, then `retries` failures an interval apart).
+      expect(startup, 'startupProbe').toBeDefined();
+      expect(checkOf(startup)).toEqual(checkOf(liveness));
+      expect(timingsOf(startup)).toEqual({
+        initialDelaySeconds: 0,
+        periodSeconds: image.startInterval,
+        timeoutSeconds: image.timeout,
+        failureThreshold: Math.ceil((image.startPeriod + image.retries * image.interval) / image.startInterval),
+      });
+      // Liveness is the image's HEALTHCHECK after it; readiness asks as patiently but more often.
+      // Both begin once startup passes, so without a delay: Ready as soon as the service is.
+      expect(timingsOf(liveness)).toEqual({
+        initialDelaySeconds: 0,
+        periodSeconds: image.interval,
+        timeoutSeconds: image.timeout,
+        failureThreshold: image.retries,
+      });
+      expect({ ...timingsOf(readiness), periodSeconds: undefined }).toEqual({
+        initialDelaySeconds: 0,
+        periodSeconds: undefined,
+        timeoutSeconds: image.timeout,
+        failureThreshold: image.retries,
+      });
+      expect(timingsOf(readiness).periodSeconds).toBeLessThanOrEqual(image.interval);
+      // On the probe port the container's environment sets (the kit's PROBE_PORT), never the public
+      // port; the image's probe socket, if it sets one, blanked, as the kit refuses both.
+      const port = services[member.service].port;
+      const probePort = probePortOf(container);
+      expect(probePort, 'PROBE_PORT').toBeGreaterThan(0);
+      expect(probePort).not.toBe(port);
+      const env = envOf(container);
+      if (imageEnv.PROBE_SOCKET !== undefined) expect(env.PROBE_SOCKET).toEqual({ name: 'PROBE_SOCKET', value: '' });
+      // Listening on every address of the pod, where the kubelet's request arrives.
+      expect(env.PROBE_HOST?.value ?? env.HOST?.value ?? '0.0.0.0').toBe('0.0.0.0');
+      if (member.service === 'proxy') {
+        // Transparent: /health and /ready are its upstream's, so it is only asked to accept connections.
+        for (const probe of [readiness, liveness]) {
+          expect(checkOf(probe), 'tcpSocket only').toEqual(checkOf({ tcpSocket: { port: probe?.tcpSocket?.port ?? '' } }));
+          expect(containerPort(container, probe?.tcpSocket?.port)).toBe(probePort);
+        }
+        return;
+      }
+      // The kubelet's own GET: no process started in the container per probe.
+      for (const [probe, path] of [
+        [readiness, '/ready'],
+        [liveness, '/health'],
+      ] as const) {
+        expect(checkOf(probe), `${path}: httpGet only`).toEqual(checkOf({ httpGet: probe?.httpGet ?? { port: '' } }));
+        expect(probe?.httpGet?.path).toBe(path);
+        expect(probe?.httpGet?.scheme ?? 'HTTP').toBe('HTTP');
+        expect(containerPort(container, probe?.httpGet?.port)).toBe(probePort);
+      }
+    },
+  );
+
+  it.each(members)('pauses $as before SIGTERM (preStop), within a grace period that covers the pause and its graceful stop', (member) => {
+    const workload = deployment(member.as);
+    const preStop = containerOf(workload).lifecycle?.preStop;
+    expect(preStop, 'preStop').toBeDefined();
+    // The native sleep action, or `sleep N` run in the container.
+    const command = preStop?.exec?.command ?? [];
+    const pause = preStop?.sleep?.seconds ?? (command[0] === 'sleep' ? Number(command[1]) : Number.NaN);
+    expect(pause, 'the pause, in seconds').toBeGreaterThan(0);
+    // Kubernetes' default grace period is 30 s; the pause counts within it.
+    const grace = podSpecOf(workload).terminationGracePeriodSeconds ?? 30;
+    expect(grace).toBeGreaterThan(pause + shutdownGraceSeconds);
   });
 
   it("limits every container to the spec's 1 CPU and 512 MiB (the swarm file's limits), with requests below them", () => {
@@ -516,6 +605,102 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
       expect(budget[0]?.spec?.minAvailable).toBeLessThan(minReplicas);
     }
     expect(budgets).toHaveLength(scaled.length);
+  });
+
+  it('routes through the Ingress only what users call, never /ready, /metrics, /docs or /openapi.json', () => {
+    const rules = k8s.all<IIngress>('Ingress').flatMap((ingress) => (ingress.spec?.rules ?? []).flatMap((rule) => rule.http?.paths ?? []));
+    const front = members.find((m) => m.as === ingressTo[stack])?.service as ServiceName;
+    for (const url of userPaths[front] ?? [])
+      expect(
+        rules.some((rule) => ingressTakes(rule, url)),
+        `${url} routed`,
+      ).toBe(true);
+    for (const url of internalPaths)
+      expect(
+        rules.filter((rule) => ingressTakes(rule, url)).map((rule) => rule.path),
+        `${url} routed`,
+      ).toEqual([]);
+  });
+
+  it('admits, through NetworkPolicies, only the connections the stack makes, each on the public port, never the probe port', () => {
+    const policies = k8s.all<INetworkPolicy>('NetworkPolicy');
+    const workloads = [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')];
+    const labelsOf = (workload: IDeployment | IStatefulSet) => workload.spec?.template.metadata?.labels;
+    const namespace = k8s.all<INamespace>('Namespace')[0];
+    // Kubernetes labels every namespace with its own name.
+    const namespaceLabels = { ...namespace?.metadata?.labels, 'kubernetes.io/metadata.name': namespace?.metadata?.name ?? '' };
+    const selecting = (workload: IDeployment | IStatefulSet, type: 'Ingress' | 'Egress') =>
+      policies.filter((p) => (p.spec?.policyTypes ?? ['Ingress']).includes(type) && picks(p.spec?.podSelector, labelsOf(workload)));
+
+    // Default deny: one policy isolates every pod of the namespace, admitting nothing itself.
+    const denyAll = policies.filter((p) => Object.keys(p.spec?.podSelector?.matchLabels ?? {}).length === 0);
+    expect(denyAll.map((p) => ({ types: p.spec?.policyTypes, ingress: p.spec?.ingress ?? [] }))).toEqual([
+      { types: ['Ingress'], ingress: [] },
+    ]);
+    // Every other policy selects pods that are here, and every pod it names as a peer is here too.
+    for (const policy of policies.filter((p) => !denyAll.includes(p))) {
+      expect(workloads.filter((w) => picks(policy.spec?.podSelector, labelsOf(w))).length, `${keyOf(policy)} selects`).toBeGreaterThan(0);
+      for (const peer of (policy.spec?.ingress ?? []).flatMap((rule) => rule.from ?? [])) {
+        expect(peer.ipBlock, `${keyOf(policy)}: ipBlock`).toBeUndefined();
+        // Other namespaces only by name (the Ingress controller's), never all of them.
+        if (peer.namespaceSelector !== undefined)
+          expect(Object.keys(peer.namespaceSelector.matchLabels ?? {}), `${keyOf(policy)}: namespaces`).not.toEqual([]);
+        if (peer.namespaceSelector === undefined && Object.keys(peer.podSelector?.matchLabels ?? {}).length > 0)
+          expect(
+            workloads.filter((w) => picks(peer.podSelector, labelsOf(w))).length,
+            `${keyOf(policy)}: peer ${JSON.stringify(peer)}`,
+          ).toBeGreaterThan(0);
+      }
+    }
+
+    /** Whether a peer admits a pod with these labels: of this namespace (`labels`), or of another one (undefined). */
+    const admits = (peer: INetworkPolicyPeer, labels: Record<string, string> | undefined): boolean => {
+      if (labels === undefined) {
+        const selector = peer.namespaceSelector;
+        return selector !== undefined && (Object.keys(selector.matchLabels ?? {}).length === 0 || !picks(selector, namespaceLabels));
+      }
+      const inNamespace = peer.namespaceSelector === undefined || picks(peer.namespaceSelector, namespaceLabels);
+      return inNamespace && (peer.podSelector === undefined || picks(peer.podSelector, labels));
+    };
+    /** Whether `target` accepts connections on `port` from a pod with `labels` (undefined: a pod of another namespace). */
+    const accepts = (target: IDeployment | IStatefulSet, port: number, labels: Record<string, string> | undefined): boolean => {
+      const container = containerOf(target);
+      const isolating = selecting(target, 'Ingress');
+      if (isolating.length === 0) return true;
+      return isolating.some((policy) =>
+        (policy.spec?.ingress ?? []).some(
+          (rule) =>
+            (rule.ports === undefined || rule.ports.some((p) => p.port === undefined || containerPort(container, p.port) === port)) &&
+            (rule.from === undefined || rule.from.some((peer) => admits(peer, labels))),
+        ),
+      );
+    };
+
+    // Who calls whom: the manifest's links, the members whose compose DATABASE_URL names db, and
+    // anyone of the namespace the proxy (its clients inside the cluster); the Ingress controller,
+    // from its own namespace, calls the front door.
+    const usesDb = (as: string) => /@db:/.test(environmentOf(compose[as] ?? {}).DATABASE_URL ?? '');
+    const calls = (from: string, to: string): boolean =>
+      to === 'proxy' || Object.values(members.find((m) => m.as === from)?.links ?? {}).includes(to) || (to === 'db' && usesDb(from));
+    for (const target of workloads) {
+      const to = target.metadata.name;
+      const publicPort = to === 'db' ? 5432 : portOf(to);
+      const ports = (containerOf(target).ports ?? []).map((p) => p.containerPort);
+      expect(ports, `${to}: its public port`).toContain(publicPort);
+      for (const port of ports) {
+        for (const source of workloads.filter((w) => w !== target)) {
+          const from = source.metadata.name;
+          expect(accepts(target, port, labelsOf(source)), `${from} -> ${to}:${port}`).toBe(port === publicPort && calls(from, to));
+        }
+        expect(accepts(target, port, undefined), `another namespace -> ${to}:${port}`).toBe(port === publicPort && to === ingressTo[stack]);
+      }
+    }
+    // PostgreSQL opens no connection of its own: isolated for egress, with nothing allowed.
+    if (withDb) {
+      const egress = selecting(k8s.one<IStatefulSet>('StatefulSet', 'db'), 'Egress');
+      expect(egress.length).toBeGreaterThan(0);
+      expect(egress.flatMap((p) => p.spec?.egress ?? [])).toEqual([]);
+    }
   });
 
   if (withDb)
