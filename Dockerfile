@@ -13,8 +13,8 @@
 # Dockerfile cannot read it from a file), a second source beside the manifest. EXPOSE only
 # documents the port and feeds `docker run -P`; `-p <port>:<port>` and compose `ports:` publish
 # without it, and containers reach each other on any port. The service takes its default port
-# from the manifest itself (PORT overrides it), and the build writes it to /app/service.json
-# for the health probe.
+# from the manifest itself (PORT overrides it), and the build writes it to /app/service.json,
+# which says what the image runs.
 
 ARG SERVICE=simple
 
@@ -110,14 +110,15 @@ FROM service AS development
 COPY --chown=node:node packages/ packages/
 COPY --chown=node:node services/ services/
 RUN chown -R node:node packages/manifest
-# What the compose files expect of the image: the health probe and its service.json, and the log
+# What the compose files expect of the image: the health probe and its port, service.json, and the log
 # and data folders owned by the runtime user (fresh named volumes take that owner), as in the image.
-COPY deploy/docker/health-probe.mjs /app/health-probe.mjs
+COPY deploy/docker/health-probe.sh /app/health-probe.sh
 RUN cp /service.json /app/service.json \
  && mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 # No NODE_OPTIONS: the image's young-generation cap would slow the compiler that runs here too.
 ENV LOG_DIR=/app/logs \
     DATA_DIR=/app/data \
+    PROBE_PORT=9000 \
     PATH=/src/node_modules/.bin:$PATH
 USER node
 ARG SERVICE
@@ -162,20 +163,20 @@ RUN mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 # Code stays owned by root: the service cannot modify itself.
 COPY --from=production /out/ /app/
 COPY --from=service /service.json /app/service.json
-COPY deploy/docker/health-probe.mjs /app/health-probe.mjs
+COPY deploy/docker/health-probe.sh /app/health-probe.sh
 COPY --from=production /sbom.cdx.json /app/sbom.cdx.json
 ARG SERVICE
 WORKDIR /app/services/${SERVICE}
-# The socket the probes use (health-probe.mjs), besides the port: under a flood, the port's accept
+# The port the probes use (health-probe.sh), besides the service's: under a flood, that one's accept
 # queue holds thousands of connections, and a probe waited behind them for seconds (docs/floods.md).
-# Abstract (no file, so --read-only works), reached only from the container's network namespace.
-ENV PROBE_SOCKET=@${SERVICE}-probe
+# On the container's loopback (PROBE_HOST's default): only the container itself reaches it.
+ENV PROBE_PORT=9000
 USER node
 # The spec's check (interval 30 s, timeout 3 s, start period 5 s, 3 retries), probed every second
 # during the start period (Engine 25+): healthy about a second after start, not 30 s, so compose's
 # depends_on and --wait, Swarm's start-first updates and scale-ups go on without waiting an interval.
 HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --start-interval=1s --retries=3 \
-  CMD ["node", "/app/health-probe.mjs"]
+  CMD ["bash", "/app/health-probe.sh"]
 # node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM
 # from docker stop reaches the service, which closes gracefully and exits 0.
 ENTRYPOINT []

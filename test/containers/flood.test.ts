@@ -70,22 +70,22 @@ interface WrkReport {
   maxUs: number;
 }
 
-/** A service under test: its container, the init process's pid (for nsenter and the cgroup), its port and probe socket. */
+/** A service under test: its container, the init process's pid (for nsenter and the cgroup), its port and probe port. */
 interface Target {
   container: string;
   pid: number;
   port: number;
-  /** The image's PROBE_SOCKET (`@name`, abstract): reached from the container's network namespace. */
-  probeSocket: string;
+  /** The image's PROBE_PORT, on the container's loopback: reached from its network namespace. */
+  probePort: string;
 }
 
 async function targetOf(container: string, port: number): Promise<Target> {
   const [pid, ...env] = (await docker(['inspect', '--format', '{{.State.Pid}}{{range .Config.Env}} {{.}}{{end}}', container]))
     .trim()
     .split(' ');
-  const probeSocket = env.find((variable) => variable.startsWith('PROBE_SOCKET='))?.slice('PROBE_SOCKET='.length);
-  if (probeSocket === undefined) throw new Error(`${container}: the image sets no PROBE_SOCKET`);
-  return { container, pid: Number(pid), port, probeSocket };
+  const probePort = env.find((variable) => variable.startsWith('PROBE_PORT='))?.slice('PROBE_PORT='.length);
+  if (probePort === undefined) throw new Error(`${container}: the image sets no PROBE_PORT`);
+  return { container, pid: Number(pid), port, probePort };
 }
 
 /** Runs `command` in the target's network namespace with the open-files limit raised to the hard limit. */
@@ -104,7 +104,11 @@ function requireOpenFiles(connections: number): void {
 /** One wrk on `address`, the target's port: `mix` sent in turn (flood.lua), its summary line parsed. */
 function runOneWrk(target: Target, address: string, connections: number, seconds: number, mix: string[], tag: string): Promise<WrkReport> {
   const url = `http://${address}:${target.port}`;
+  // At the lowest priority: a flood's senders are other machines, so they must not take the host's CPU
+  // from the services, dockerd and the probes it runs (docker exec), as 8 wrk processes on 2 cores did.
   const args = [
+    'nice',
+    '-n19',
     'wrk',
     '-t1',
     `-c${connections}`,
@@ -226,15 +230,15 @@ interface ProbeResult {
 interface Probed {
   health: ProbeResult[];
   ready: ProbeResult[];
-  /** GET /ready on the port, as an httpGet probe would ask: printed, not asserted (the probes use the socket). */
+  /** GET /ready on the service's port: printed, not asserted (the probes use the probe port). */
   readyOnPort: ProbeResult[];
 }
 
 /**
  * The probes of an orchestrator, every second until stopped: Docker's own (`docker exec <container>
- * node /app/health-probe.mjs`, exit 0 on 200, on the image's probe socket), timed from the call to the
- * exit, and GET /ready by ready-probe.mjs in the container's network namespace, on the probe socket
- * (as Kubernetes asks, through the image's probe) and, printed only, on the port.
+ * bash /app/health-probe.sh`, exit 0 on 200, on the image's probe port), timed from the call to the
+ * exit, and GET /ready by ready-probe.mjs in the container's network namespace, on the probe port
+ * (as a kubelet's httpGet asks) and, printed only, on the service's port.
  */
 function startProbes(target: Target): { stop: () => Promise<Probed> } {
   const health: ProbeResult[] = [];
@@ -242,7 +246,7 @@ function startProbes(target: Target): { stop: () => Promise<Probed> } {
   const healthLoop = (async () => {
     while (running) {
       const started = performance.now();
-      const { code, output } = await dockerResult(['exec', target.container, 'node', '/app/health-probe.mjs']);
+      const { code, output } = await dockerResult(['exec', target.container, 'bash', '/app/health-probe.sh']);
       const ms = performance.now() - started;
       health.push(code === 0 ? { ms, ok: true } : { ms, ok: false, detail: `exit ${code}: ${output.trim()}` });
       // Docker starts the next probe an interval after the last one began, never two at once.
@@ -250,7 +254,7 @@ function startProbes(target: Target): { stop: () => Promise<Probed> } {
     }
   })();
   const readyProbe = (on: string): LineChild => startLineChild(target, ['node', join(fixtures, 'ready-probe.mjs'), on, '/ready']);
-  const [ready, readyOnPort] = [readyProbe(target.probeSocket), readyProbe(String(target.port))];
+  const [ready, readyOnPort] = [readyProbe(target.probePort), readyProbe(String(target.port))];
   const results = async (child: LineChild): Promise<ProbeResult[]> =>
     ((await child.stop()) as { ms: number; status: number; detail?: string }[]).map(({ ms, status, detail }) => ({
       ms,

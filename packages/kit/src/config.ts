@@ -97,10 +97,11 @@ export interface ServiceConfig {
    */
   probeSocket: string | undefined;
   /**
-   * A TCP port on HOST where the HTTP server itself listens instead (PROBE_PORT): for probes from
-   * outside the container (a kubelet's httpGet), which cannot reach a socket in its namespace.
+   * A TCP port where the HTTP server itself listens instead (PROBE_PORT), on PROBE_HOST: the
+   * container's loopback by default (a health check run in it), all addresses for a kubelet's httpGet.
    */
   probePort: number | undefined;
+  probeHost: string;
   /** The OTEL_* variables: whether traces are exported, and how (tracing.ts). */
   tracing: TracingConfig;
 }
@@ -126,7 +127,7 @@ export interface ServiceIdentity {
  * Where the probes reach the HTTP server: PROBE_SOCKET or PROBE_PORT, never both, as the server
  * listens on one of them; and never the public port, which the admission holds.
  */
-function readProbeListener(env: Env, port: number): Pick<ServiceConfig, 'probeSocket' | 'probePort'> {
+function readProbeListener(env: Env, port: number): Pick<ServiceConfig, 'probeSocket' | 'probePort' | 'probeHost'> {
   const probeSocket = readSocketPath(env, 'PROBE_SOCKET');
   const probePort = raw(env, 'PROBE_PORT') === undefined ? undefined : readPort(env, 'PROBE_PORT', 0);
   if (probeSocket !== undefined && probePort !== undefined) {
@@ -135,10 +136,11 @@ function readProbeListener(env: Env, port: number): Pick<ServiceConfig, 'probeSo
   if (probePort !== undefined && probePort !== 0 && probePort === port) {
     throw new ConfigError(`PROBE_PORT must differ from PORT, got ${probePort} for both`);
   }
-  return { probeSocket, probePort };
+  // Loopback unless asked: the probe listener serves every route without the admission's cap.
+  return { probeSocket, probePort, probeHost: readString(env, 'PROBE_HOST', '127.0.0.1') };
 }
 
-/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, PROBE_SOCKET, PROBE_PORT, OTEL_*). */
+/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, PROBE_SOCKET, PROBE_PORT, PROBE_HOST, OTEL_*). */
 export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name' | 'port' | 'modeVariables'>): ServiceConfig {
   const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
   const port = readPort(env, 'PORT', service.port);

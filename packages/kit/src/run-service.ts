@@ -51,7 +51,7 @@ function admitClients(app: App, maxConnections: number, logger: Logger): Admissi
 }
 
 /**
- * Where the HTTP server itself listens: the probe socket (PROBE_SOCKET), the probe port on HOST
+ * Where the HTTP server itself listens: the probe socket (PROBE_SOCKET), the probe port on PROBE_HOST
  * (PROBE_PORT), or else a loopback port of the system's choosing. The public port is the
  * admission's; the server must listen somewhere all the same, as Node enforces its headers and
  * request timeouts only on a listening server. Probes come here straight to Node, never waiting in
@@ -60,10 +60,9 @@ function admitClients(app: App, maxConnections: number, logger: Logger): Admissi
 async function probeAddress({
   probeSocket: path,
   probePort,
-  host,
+  probeHost,
 }: ServiceConfig): Promise<{ path: string } | { port: number; host: string }> {
-  // A kubelet's httpGet comes from outside the container's namespace: a port on the service's own address.
-  if (probePort !== undefined) return { port: probePort, host };
+  if (probePort !== undefined) return { port: probePort, host: probeHost };
   if (path === undefined) return { port: 0, host: '127.0.0.1' };
   // '@name' is an abstract socket: no file, and only the container's own network namespace reaches it.
   if (path.startsWith('@')) return { path: `\0${path.slice(1)}` };

@@ -14,6 +14,7 @@ describe('configuration from the environment', () => {
       maxConnections: 64,
       probeSocket: undefined,
       probePort: undefined,
+      probeHost: '127.0.0.1',
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
@@ -42,6 +43,7 @@ describe('configuration from the environment', () => {
       maxConnections: 64,
       probeSocket: '@web-probe',
       probePort: undefined,
+      probeHost: '127.0.0.1',
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
@@ -64,9 +66,12 @@ describe('configuration from the environment', () => {
     );
   });
 
-  it('reads PROBE_PORT, a port on HOST, when PROBE_SOCKET is unset or blank', () => {
+  it('reads PROBE_PORT, a port on PROBE_HOST (loopback by default), when PROBE_SOCKET is unset or blank', () => {
     const service = { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] };
     expect(readServiceConfig({ PROBE_PORT: '9000' }, service)).toMatchObject({ port: 3000, probePort: 9000, probeSocket: undefined });
+    // The container's loopback unless PROBE_HOST says otherwise (a kubelet's httpGet comes from outside).
+    expect(readServiceConfig({ PROBE_PORT: '9000', HOST: '0.0.0.0' }, service)).toMatchObject({ probeHost: '127.0.0.1' });
+    expect(readServiceConfig({ PROBE_PORT: '9000', PROBE_HOST: '0.0.0.0' }, service)).toMatchObject({ probeHost: '0.0.0.0' });
     // A blank PROBE_SOCKET is how a deployment drops the one its image sets.
     expect(readServiceConfig({ PROBE_SOCKET: '', PROBE_PORT: '9000' }, service)).toMatchObject({ probePort: 9000, probeSocket: undefined });
     expect(() => readServiceConfig({ PROBE_PORT: 'http' }, service)).toThrow(

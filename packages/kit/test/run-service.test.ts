@@ -102,7 +102,7 @@ describe('runService', () => {
     expect(readFileSync(socketPath, 'utf8')).toBe('not a socket');
   });
 
-  it('serves probes on PROBE_PORT, on HOST, at once while every place of the public port is taken', async () => {
+  it('serves probes on PROBE_PORT, on the loopback, at once while every place of the public port is taken', async () => {
     const probePort = await freePort();
     const service = await startFixture({ PROBE_PORT: String(probePort), MAX_CONNECTIONS: '1', SLOW_MS: '1500' });
     try {
