@@ -16,7 +16,10 @@ interface ServiceSpec {
   ours: boolean;
 }
 
-/** PostgreSQL (`db`), which compose adds to a stack (composeOnly): published on 5432 in the database stack only. */
+/**
+ * PostgreSQL (`db`), which compose adds to a stack (composeOnly): published on 5432 in the database stack
+ * only, and there on loopback only.
+ */
 const databasePorts: Partial<Record<StackName, readonly number[]>> = { database: [5432] };
 
 /** What each file must declare with no variables set (spec 4.5, 8), from the manifest; the stacks' tests override host ports. */
@@ -41,6 +44,7 @@ interface RenderedService {
   networks?: Record<string, unknown>;
   restart?: string;
   ports?: { target: number; published?: string; host_ip?: string }[];
+  logging?: { driver?: string; options?: Record<string, string> };
   healthcheck?: Record<string, unknown>;
   volumes?: { type: string; source?: string; target: string; read_only?: boolean }[];
   depends_on?: Record<string, { condition: string }>;
@@ -102,7 +106,7 @@ describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose
   });
 
   it.each(Object.entries(expected.services))(
-    '%s: spec ports, its networks, restart unless-stopped, health check',
+    '%s: spec ports (PostgreSQL on loopback only), its networks, restart unless-stopped, health check, rotated output',
     async (service, spec) => {
       const rendered = (await config()).rendered.services[service];
       if (rendered === undefined) throw new Error(`no service ${service}`);
@@ -113,6 +117,15 @@ describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose
       expect(rendered.restart).toBe('unless-stopped');
       const published = (rendered.ports ?? []).map((p) => [Number(p.published), p.target]);
       expect(published).toEqual(spec.ports.map((port) => [port, port]));
+      // Ours and nginx on every interface, as the spec publishes them; PostgreSQL never.
+      expect((rendered.ports ?? []).map((p) => p.host_ip)).toEqual(spec.ports.map(() => (service === 'db' ? '127.0.0.1' : undefined)));
+      // The daemon's default json-file keeps a container's output without end: every service bounds it.
+      expect(rendered.logging?.driver).toMatch(/^(json-file|local)$/);
+      if (rendered.logging?.driver === 'json-file')
+        expect(rendered.logging.options).toMatchObject({
+          'max-size': expect.stringMatching(/^\d+[kmg]$/) as unknown,
+          'max-file': expect.stringMatching(/^\d+$/) as unknown,
+        });
       if (spec.ours) {
         expect(rendered.healthcheck).toEqual(webHealthcheck);
         expect(rendered.volumes).toContainEqual(expect.objectContaining({ type: 'volume', source: 'app-logs', target: '/app/logs' }));

@@ -1,10 +1,14 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { services, startedLine } from '@svc/manifest';
+import { DEVELOPMENT_PASSWORD_WARNING } from '@svc/users';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
 import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
 import { countListedUsers } from '@svc/testing/many-users';
-import { docker, waitForHttp } from './support/docker.js';
+import { composeOutput, docker, repoRoot, waitForHttp } from './support/docker.js';
 import { expectHardenedService, networksOf } from './support/hardening.js';
 import { healthyWithinMs, leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 
@@ -114,4 +118,29 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
     await stack.run(['down', '-v']);
     expect(await leftovers(stack.project)).toEqual([]);
   });
+
+  it('started without DB_PASSWORD_FILE (dev-db-password), web warns in its log that the password is the development one', async () => {
+    // This run's settings but the password file: the stack's own default, on fresh volumes.
+    const dir = await mkdtemp(join(tmpdir(), `${stack.project}-dev-`));
+    const envFile = join(dir, 'dev.env');
+    await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', 'WEB_PORT=127.0.0.1:0', 'DB_PORT=127.0.0.1:0', ''].join('\n'));
+    const compose = async (args: string[]): Promise<string> =>
+      (
+        await composeOutput(['--env-file', envFile, '-p', stack.project, '-f', join(repoRoot, 'deploy/compose/database.yml'), ...args], {
+          timeoutMs: 180_000,
+        })
+      ).stdout;
+    try {
+      await compose(['up', '-d', '--wait']);
+      const lines = (await compose(['logs', '--no-color', '--no-log-prefix', 'web']))
+        .split('\n')
+        // Compose may start a line with a terminal control sequence, even with --no-color.
+        .filter((l) => l.includes('{'))
+        .map((l) => JSON.parse(l.slice(l.indexOf('{'))) as { level: number; msg: string });
+      expect(lines.filter((l) => l.msg === DEVELOPMENT_PASSWORD_WARNING).map((l) => l.level)).toEqual([40]);
+    } finally {
+      await compose(['down', '-v']).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 });
