@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { backendContract } from '@svc/testing/contract/backend';
 import { commonContract } from '@svc/testing/contract/common';
 import { frontendContract } from '@svc/testing/contract/frontend';
-import { docker, dockerResult, waitForHttp } from './support/docker.js';
+import { docker, dockerResult, inspectJson, waitForHttp } from './support/docker.js';
 import { expectHardenedService, networksOf } from './support/hardening.js';
 import { healthyWithinMs, leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';
 
@@ -61,6 +61,19 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/
       expect(await docker(['inspect', await stack.container(service)]), service).not.toContain(stack.password);
     }
     expect(await stack.run(['logs', '--no-color'])).not.toContain(stack.password);
+  });
+
+  it("publishes no port of PostgreSQL, and bounds every container's log", async () => {
+    const db = await stack.container('db');
+    expect(await inspectJson<Record<string, unknown> | null>(db, '{{json .HostConfig.PortBindings}}')).toEqual({});
+    for (const service of ['frontend', 'backend', 'db']) {
+      const log = await inspectJson<{ Type: string; Config: Record<string, string> }>(
+        await stack.container(service),
+        '{{json .HostConfig.LogConfig}}',
+      );
+      expect(log.Type, service).toMatch(/^(json-file|local)$/);
+      if (log.Type === 'json-file') expect(log.Config['max-size'], `${service}: max-size`).toMatch(/^\d+[kmg]$/);
+    }
   });
 
   it('serves the users page at / from the image, with its strict headers', async () => {
