@@ -50,6 +50,8 @@ export interface Replica {
   readonly openConnections: number;
   /** While true, it reads each request whole, then closes the connection without an answer. */
   resetting: boolean;
+  /** Does the same to the next `count` requests only. */
+  dropNext: (count: number) => void;
   /** Resolves when the next request with `?hang` arrived here and is held. */
   nextHanging: () => Promise<void>;
   /** Answers every request held here. */
@@ -69,12 +71,16 @@ export interface Replica {
 export async function startReplica(address: string, port = 0): Promise<Replica> {
   let requests = 0;
   const held = new HeldAnswers();
-  const state = { resetting: false };
+  const state = { resetting: false, drops: 0 };
 
   const server = createServer((request, response) => {
     requests += 1;
     digestBody(request, (digest) => {
       if (state.resetting) return void request.socket.destroy();
+      if (state.drops > 0) {
+        state.drops -= 1;
+        return void request.socket.destroy();
+      }
       const answer: ReplicaAnswer = {
         replica: address,
         method: request.method ?? '',
@@ -109,6 +115,9 @@ export async function startReplica(address: string, port = 0): Promise<Replica> 
     },
     set resetting(value: boolean) {
       state.resetting = value;
+    },
+    dropNext: (count) => {
+      state.drops = count;
     },
     nextHanging: held.next,
     releaseHanging: held.releaseAll,

@@ -45,6 +45,8 @@ function clientClosed(this: RelayedResponse): void {
  * no body byte was read, and either the request never went out (refused, unreachable,
  * connect timeout, or its connection lost before it was written: any method), or it is
  * idempotent and its connection was lost before any answer (a reset, the upstream closing).
+ * With no other address left, a lost connection is tried once more on the same one, as nginx
+ * retries what a kept-alive connection lost: the upstream may close one just as it is reused.
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
   /** undici's control of the current attempt (abort, pause, resume), given just before the request is written; undefined before. */
@@ -145,8 +147,10 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     } else if (!(idempotent.has(this.request.method) && isConnectionLost(error))) {
       return false;
     }
-    (this.tried ??= []).push(target);
-    const next = this.upstream.another(this.tried);
+    const tried = (this.tried ??= []);
+    tried.push(target);
+    const next =
+      this.upstream.another(tried) ?? (isConnectionLost(error) && tried.indexOf(target) === tried.length - 1 ? target : undefined);
     if (next === undefined) return false;
     this.send(next);
     return true;

@@ -146,6 +146,21 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
     expect([replica(one).requests, replica(two).requests]).toEqual([9, 6]);
   });
 
+  it('tries a lost idempotent request once more on the same address when no other is left, as nginx does a kept-alive one', async () => {
+    const baseUrl = await startProxy({ answer: [one], calls: 0 });
+    replica(one).dropNext(1);
+    expect(await servedBy(baseUrl)).toBe(one);
+    expect(replica(one).requests).toBe(2);
+    // Once only: dropped twice, it is a 502.
+    replica(one).dropNext(2);
+    expectBadGateway(await send(baseUrl, { path: '/' }));
+    expect(replica(one).requests).toBe(4);
+    // A POST that went out may have been acted on: never sent twice.
+    replica(one).dropNext(1);
+    expectBadGateway(await send(baseUrl, { method: 'POST', path: '/x' }));
+    expect(replica(one).requests).toBe(5);
+  });
+
   it('answers 502 JSON when every address fails, and serves again as soon as one is back', async () => {
     const baseUrl = await startProxy({ answer: [one, two], calls: 0 });
     await replica(one).goDown();
