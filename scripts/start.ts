@@ -3,7 +3,6 @@
  * start order, each once the one before it is healthy; every output line shown readably and
  * prefixed with the service's name; SIGINT/SIGTERM stops them all, last started first.
  */
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, readPort } from '@svc/kit';
 import {
@@ -19,42 +18,13 @@ import {
 } from '@svc/manifest';
 import { prettyFactory } from 'pino-pretty';
 import { serviceEntry, startListeningProcess, type ListeningProcess } from './listening-process.js';
+import { nearbyFreePort, portProblem } from './port-choice.js';
 
 const HEALTH_TIMEOUT_MS = 30_000;
 
 function fail(message: string): never {
   process.stderr.write(`start: ${message}\n`);
   process.exit(1);
-}
-
-/** Why a port cannot be bound on every address (as the services listen), or undefined when it can. */
-function portProblem(port: number): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EACCES') resolve('needs more privileges');
-      else if (error.code === 'EADDRINUSE') resolve('is already in use');
-      else resolve(`cannot be used (${error.code ?? error.message})`);
-    });
-    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve(undefined)));
-  });
-}
-
-// A privileged port moves up by this much, so that HTTP's well-known port lands on its customary
-// stand-in; a taken one tries the ports just above it.
-const PRIVILEGED_SHIFT = 8000;
-const PRIVILEGED_BELOW = 1024;
-const FALLBACK_TRIES = 50;
-
-/**
- * A port near `port` that can be bound now and is not `reserved` (the other members' ports), or 0
- * when none nearby is: the service then takes one the system chooses and announces it.
- */
-async function fallbackPort(port: number, reserved: ReadonlySet<number>): Promise<number> {
-  let candidate = port < PRIVILEGED_BELOW ? port + PRIVILEGED_SHIFT : port + 1;
-  for (let tries = 0; tries < FALLBACK_TRIES && candidate <= 65535; tries++, candidate++)
-    if (!reserved.has(candidate) && (await portProblem(candidate)) === undefined) return candidate;
-  return 0;
 }
 
 async function waitHealthy(service: ServiceName, running: ListeningProcess): Promise<void> {
@@ -101,10 +71,10 @@ try {
   for (const [member, port] of requestedPorts) {
     if (port === 0) continue;
     const variable = portVariableOf(member.service);
-    const problem = await portProblem(port);
+    const problem = await portProblem(port, '0.0.0.0');
     if (problem === undefined) continue;
     if (process.env[variable]?.trim()) throw new Error(`port ${port} ${problem}; set ${variable} to another port`);
-    const instead = await fallbackPort(port, reserved);
+    const instead = await nearbyFreePort(port, '0.0.0.0', reserved);
     reserved.add(instead);
     requestedPorts.set(member, instead);
     const where = instead === 0 ? 'a port the system chooses' : `port ${instead}`;
