@@ -126,7 +126,7 @@ async function load(url: string, connections: number, seconds: number, cpus: str
 
 /**
  * GET /health on a new connection, as an orchestrator probes: milliseconds to a 200, or undefined (no 200
- * within 3 s). On `socketPath` when given: a service's probe socket (PROBE_SOCKET), which its images' probes ask.
+ * within 3 s). On `socketPath` when given: a service's probe socket (PROBE_SOCKET), a listener of the probes' own, as the images' PROBE_PORT is.
  */
 function probeOnce(baseUrl: string, socketPath: string | undefined): Promise<number | undefined> {
   const started = performance.now();
@@ -200,7 +200,7 @@ async function measureFlood(
 
 /**
  * Starts the server, measures it, and stops it before the next one (a flood leaves thousands of sockets
- * behind). A capped one (a service) gets a probe socket, as the images set PROBE_SOCKET.
+ * behind). A capped one (a service) gets a probe listener of its own, as the images set PROBE_PORT (here an abstract socket, PROBE_SOCKET, which needs no free port).
  */
 async function floodOne(
   spec: ServerSpec,

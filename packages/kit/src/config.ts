@@ -93,7 +93,7 @@ export interface ServiceConfig {
   maxConnections: number;
   /**
    * The Unix socket the HTTP server itself listens on, besides the admission's port (PROBE_SOCKET;
-   * `@name` is Linux's abstract namespace): the images' probes use it, never queued behind a flood.
+   * `@name` is Linux's abstract namespace), for probes never queued behind a flood.
    */
   probeSocket: string | undefined;
   /**

@@ -71,7 +71,7 @@ const UPSTREAM_IDLE_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 2_000;
 /** nginx's default fail_timeout (with max_fails=1): an address that failed to connect rests this long. */
 const SKIP_FAILED_MS = 10_000;
-/** Upstream connections kept beyond the admission's for the probe socket's requests, which no cap holds. */
+/** Upstream connections kept beyond the admission's for the probe listener's requests, which no cap holds. */
 const PROBE_CONNECTIONS = 16;
 
 /**
@@ -126,7 +126,7 @@ export function createProxyApp(options: ProxyAppOptions): App {
     // A pool per address: the Host header is the client's ($host), never the address.
     pool: {
       // One request in flight per served client connection at most (with a place or without one), so
-      // this never queues; the probe socket's requests, which no cap holds, get connections of their
+      // this never queues; the probe listener's requests, which no cap holds, get connections of their
       // own, or a probe would wait behind a full pool of slow requests.
       connections: servedAtMost(options.maxConnections) + PROBE_CONNECTIONS,
       connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.upstreamTimeoutMs) },
