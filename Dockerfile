@@ -143,7 +143,10 @@ ENTRYPOINT []
 CMD ["sh", "-c", "tsc -b -w --force --noCheck --preserveWatchOutput & exec node --watch-path=dist $(printf -- '--watch-path=%s ' /src/packages/*/dist) dist/main.js"]
 
 # ---- runtime: the slim image, no compilers, no npm in the command ----
-FROM node:24-bookworm-slim
+# Everything but the health check, which the last stage adds: Podman's builder rejects
+# --start-interval, and reads only the stages it builds, so Podman builds this target
+# (deploy/compose/podman.yml, whose health checks take the image's place).
+FROM node:24-bookworm-slim AS runtime
 # LOG_DIR: every service appends its JSON log there; DATA_DIR: the SQLite file of the services
 # that keep users when DATABASE_URL is unset. Both are the only writable paths, so --read-only works.
 # NODE_OPTIONS: V8's young generation capped at two semi-spaces of 2 MB. Left to itself Node 24
@@ -172,11 +175,6 @@ WORKDIR /app/services/${SERVICE}
 # On the container's loopback (PROBE_HOST's default): only the container itself reaches it.
 ENV PROBE_PORT=9000
 USER node
-# The spec's check (interval 30 s, timeout 3 s, start period 5 s, 3 retries), probed every second
-# during the start period (Engine 25+): healthy about a second after start, not 30 s, so compose's
-# depends_on and --wait, Swarm's start-first updates and scale-ups go on without waiting an interval.
-HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --start-interval=1s --retries=3 \
-  CMD ["bash", "/app/health-probe.sh"]
 # node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM
 # from docker stop reaches the service, which closes gracefully and exits 0.
 ENTRYPOINT []
@@ -194,3 +192,11 @@ LABEL org.opencontainers.image.title="sample-${SERVICE}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.created="${CREATED}"
+
+# ---- the image: runtime with the health check ----
+FROM runtime
+# The spec's check (interval 30 s, timeout 3 s, start period 5 s, 3 retries), probed every second
+# during the start period (Engine 25+): healthy about a second after start, not 30 s, so compose's
+# depends_on and --wait, Swarm's start-first updates and scale-ups go on without waiting an interval.
+HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --start-interval=1s --retries=3 \
+  CMD ["bash", "/app/health-probe.sh"]

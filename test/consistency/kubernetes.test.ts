@@ -116,9 +116,9 @@ const imageHealthcheck = (() => {
   };
 })();
 
-/** The runtime image's environment (the ENV instructions of the Dockerfile's last stage), e.g. LOG_DIR. */
+/** The runtime image's environment (the ENV instructions from the Dockerfile's runtime stage on), e.g. LOG_DIR. */
 const imageEnv = Object.fromEntries(
-  [...dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')).matchAll(/^ENV\s+((?:.*\\\n)*.*)$/gm)]
+  [...dockerfile.slice(dockerfile.search(/^FROM \S+ AS runtime$/m)).matchAll(/^ENV\s+((?:.*\\\n)*.*)$/gm)]
     .flatMap((instruction) => [...(instruction[1] ?? '').matchAll(/(\w+)=(\S+)/g)])
     .map((m) => [m[1] ?? '', m[2] ?? '']),
 );
