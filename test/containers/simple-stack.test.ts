@@ -61,7 +61,7 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
     commonContract(() => urls.proxy);
   });
 
-  it('declares app-logs at /app/logs, app-network, the read-only nginx.conf and restart unless-stopped', async () => {
+  it('declares app-logs at /app/logs, app-network, the read-only nginx.conf and resolver script, and restart unless-stopped', async () => {
     for (const service of ['web', 'proxy']) {
       const id = await stack.container(service);
       expect(await docker(['inspect', '--format', '{{.HostConfig.RestartPolicy.Name}}', id])).toBe('unless-stopped');
@@ -72,7 +72,15 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/si
     expect(await mounts('web')).toEqual([
       expect.objectContaining({ Name: `${stack.project}_app-logs`, Destination: '/app/logs', RW: true }),
     ]);
-    expect(await mounts('proxy')).toEqual([expect.objectContaining({ Destination: '/etc/nginx/nginx.conf', RW: false })]);
+    // nginx.conf, and the script that points its resolver at the engine's DNS (deploy/nginx/resolver.sh).
+    const proxyMounts = await mounts('proxy');
+    expect(proxyMounts).toHaveLength(2);
+    expect(proxyMounts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Destination: '/etc/nginx/nginx.conf', RW: false }),
+        expect.objectContaining({ Destination: '/docker-entrypoint.d/15-resolver.sh', RW: false }),
+      ]),
+    );
   });
 
   it("runs web and nginx hardened: read-only roots, no capabilities (nginx keeps a root master's four), init, limits", async () => {
