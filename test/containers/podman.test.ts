@@ -48,8 +48,13 @@ function podmanStack(stack: StackName, services: string[], urls: Record<string, 
       urls[service] = await get().url(service);
       await waitForHttp(urls[service] ?? '');
     }
-    const ps = await get().run(['ps', '--format', '{{.Service}} {{.Status}}']);
-    for (const service of services) expect(ps).toMatch(new RegExp(`^${service} Up .*\\(healthy\\)`, 'm'));
+    // Podman's `ps` status has no "(healthy)": the container's own state says it.
+    for (const service of services) {
+      const container = await get().run(['ps', '-q', service]);
+      expect(await podmanDocker(['inspect', '--format', '{{.State.Status}} {{.State.Health.Status}}', container]), service).toBe(
+        'running healthy',
+      );
+    }
   }, 200_000);
   return get;
 }
