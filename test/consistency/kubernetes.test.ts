@@ -497,14 +497,6 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
       // Listening on every address of the pod, where the kubelet's request arrives.
       // PROBE_HOST is the container's loopback unless set: the kubelet's request would find no listener.
       expect(env.PROBE_HOST?.value).toBe('0.0.0.0');
-      if (member.service === 'proxy') {
-        // Transparent: /health and /ready are its upstream's, so it is only asked to accept connections.
-        for (const probe of [readiness, liveness]) {
-          expect(checkOf(probe), 'tcpSocket only').toEqual(checkOf({ tcpSocket: { port: probe?.tcpSocket?.port ?? '' } }));
-          expect(containerPort(container, probe?.tcpSocket?.port)).toBe(probePort);
-        }
-        return;
-      }
       // The kubelet's own GET: no process started in the container per probe.
       for (const [probe, path] of [
         [readiness, '/ready'],

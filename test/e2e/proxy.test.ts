@@ -4,17 +4,22 @@ import { commonContract } from '@svc/testing/contract/common';
 import { proxyContract } from '@svc/testing/contract/proxy';
 import { simpleContract } from '@svc/testing/contract/simple';
 import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
+import { freePort } from '@svc/testing/free-port';
 import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
 
-/** The status of a GET sent on a connection of its own, closed after the answer; `socketPath` ('\0' for '@'): on that Unix socket. */
-function statusOnOwnConnection(url: string, socketPath?: string): Promise<number> {
+/** The status and body of a GET sent on a connection of its own, closed after the answer; `socketPath` ('\0' for '@'): on that Unix socket. */
+function answerOnOwnConnection(url: string, socketPath?: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     get(url, { agent: false, ...(socketPath === undefined ? {} : { socketPath }) }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     }).on('error', reject);
   });
 }
+const statusOnOwnConnection = async (url: string, socketPath?: string): Promise<number> =>
+  (await answerOnOwnConnection(url, socketPath)).status;
 
 describe('the TypeScript proxy as a real process, in front of the echo upstream', () => {
   let upstream: EchoUpstream;
@@ -102,7 +107,7 @@ describe('the TypeScript proxy process: limits, shutdown and configuration', () 
       const answered: string[] = [];
       const third = statusOnOwnConnection(`${proxy.baseUrl}/three`).finally(() => answered.push('third'));
       const probeOnPort = statusOnOwnConnection(`${proxy.baseUrl}/health`).finally(() => answered.push('probe on the port'));
-      // The probe socket is the HTTP server's own listener: served at once (through the proxy: the upstream's answers).
+      // The probe socket is the HTTP server's own listener: served at once (/health and /ready by the proxy, /three by the upstream).
       for (const path of ['/health', '/ready', '/three']) {
         expect(await statusOnOwnConnection(`http://probe${path}`, `\0${probeSocket}`), path).toBe(200);
       }
@@ -113,6 +118,23 @@ describe('the TypeScript proxy process: limits, shutdown and configuration', () 
       expect(await Promise.all([third, probeOnPort])).toEqual([200, 200]);
     } finally {
       upstream.releaseHanging();
+      await proxy.stop();
+    }
+  });
+
+  it("answers /health and /ready on its probe listener itself, its upstream down; on the public port they are the upstream's", async () => {
+    const probeSocket = `proxy-e2e-own-${process.pid}`;
+    const proxy = await startService('proxy', { UPSTREAM_URL: `http://127.0.0.1:${await freePort()}`, PROBE_SOCKET: `@${probeSocket}` });
+    try {
+      const onProbe = (path: string): Promise<{ status: number; body: string }> =>
+        answerOnOwnConnection(`http://probe${path}`, `\0${probeSocket}`);
+      expect(await onProbe('/health')).toEqual({ status: 200, body: '{"status":"healthy"}' });
+      expect(await onProbe('/ready')).toEqual({ status: 200, body: '{"status":"ready"}' });
+      const upstreamDown = { status: 502, body: '{"error":"Bad gateway: upstream unavailable"}' };
+      expect(await onProbe('/api/users')).toEqual(upstreamDown);
+      expect(await answerOnOwnConnection(`${proxy.baseUrl}/health`)).toEqual(upstreamDown);
+      expect(await answerOnOwnConnection(`${proxy.baseUrl}/ready`)).toEqual(upstreamDown);
+    } finally {
       await proxy.stop();
     }
   });

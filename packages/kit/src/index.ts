@@ -7,6 +7,7 @@ export { createLogger } from './logger.js';
 export type { Logger, LoggerOptions } from './logger.js';
 export { notInDocument } from './openapi.js';
 export type { ApiDescription } from './openapi.js';
+export { arrivedOnProbeListener } from './probe-listener.js';
 export { readyPlugin } from './ready.js';
 export type { ReadyCheck, ReadyOptions } from './ready.js';
 export { ErrorBody, errorAnswer, IsoTimestamp, textAnswer } from './schemas.js';

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { admitConnections, type Admission } from './admission/connection-admission.js';
 import { ConfigError, type Env, type ServiceConfig, type ServiceIdentity } from './config.js';
 import { createLogger, type Logger } from './logger.js';
+import { markProbeConnections } from './probe-listener.js';
 import type { App } from './server.js';
 import { startTracing, stopTracing, traceLogFields } from './tracing.js';
 
@@ -183,6 +184,7 @@ export async function runService<Config extends ServiceConfig>(
   }
 
   const admission = admitClients(app, config.maxConnections, logger);
+  markProbeConnections(app.server, admission.serves);
   try {
     // The longest accept queue the kernel allows (it caps this at somaxconn): with Node's 511, a
     // flood's connection burst overflowed it and clients waited out SYN retransmits.

@@ -1,6 +1,7 @@
 import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
 import {
   answerError,
+  arrivedOnProbeListener,
   createServer,
   errorAnswer,
   labelUnrouted,
@@ -114,11 +115,29 @@ export function createProxyApp(options: ProxyAppOptions): App {
    */
   function forwardBeforeRouting(routed: RawHandler): RawHandler {
     return (request, response) => {
+      if (arrivedOnProbeListener(request) && answerOwnProbe(request, response)) return;
       if (closing || requestLogging) return routed(request, response);
       // Made at the first request: the app's metrics and tracer are known by then.
       (labelForwarded ??= labelUnrouted(app, forwardedRoute))(request, response);
       forwardRaw(request, response);
     };
+  }
+  /**
+   * GET /health and /ready on the probe listener are the proxy's own: its container is healthy while
+   * it serves, whatever its upstream does, and a probe never waits behind the flood it relays. On the
+   * public port both are the upstream's, like every path.
+   */
+  function answerOwnProbe(request: IncomingMessage, response: ServerResponse): boolean {
+    if ((request.method !== 'GET' && request.method !== 'HEAD') || (request.url !== '/health' && request.url !== '/ready')) return false;
+    const [status, answer] =
+      request.url === '/health'
+        ? [200, { status: 'healthy' }]
+        : closing
+          ? [503, { error: 'Not ready: shutting down' }]
+          : [200, { status: 'ready' }];
+    response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(status === 503 && { 'retry-after': '1' }) });
+    response.end(JSON.stringify(answer));
+    return true;
   }
   if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
   const upstream = new UpstreamAddresses({

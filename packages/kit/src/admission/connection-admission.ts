@@ -32,6 +32,8 @@ export interface Admission {
   close: () => Promise<void>;
   /** Connections holding a place, waiting for one, and served without one (the tests read them). */
   counts: () => { serving: number; waiting: number; released: number };
+  /** Whether the HTTP server's connection is one this admission handed over (a public port's), from its 'connection' event on. */
+  serves: (socket: Socket) => boolean;
 }
 
 /** Connections served without a place, per place: slow readers and slow request heads. */
@@ -204,5 +206,6 @@ export function admitConnections(server: Server, options: AdmissionOptions): Adm
       return new Promise<void>((resolve) => (drained = resolve));
     },
     counts: () => ({ serving, waiting: waiting.size, released }),
+    serves: (socket) => served.has(socket),
   };
 }
