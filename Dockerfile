@@ -7,7 +7,13 @@
 # (packages/manifest/src/index.ts): the build compiles it and looks SERVICE up there, so an
 # unknown name fails with one line listing the manifest's names, and this file names no service
 # but the default (test/consistency checks that). BuildKit (the default builder of Engine 23+)
-# builds it offline from local base images; it keeps to syntax the legacy builder reads as well.
+# builds it offline from local base images, and so does Podman's builder (buildah).
+#
+# Every stage but the last runs on the builder's own platform ($BUILDPLATFORM): the compiled
+# JavaScript and the installed packages are the same for every platform (the one native addon
+# ships a build per platform), so `--platform linux/arm64` on an amd64 machine emulates only the
+# runtime stage. Docker's legacy builder (DOCKER_BUILDKIT=0, deprecated) sets no $BUILDPLATFORM
+# and stops at the first FROM (docs/docker-versions.md).
 #
 # No EXPOSE: its port would have to be written here or passed in as a build argument (a
 # Dockerfile cannot read it from a file), a second source beside the manifest. EXPOSE only
@@ -21,7 +27,7 @@ ARG SERVICE=simple
 # ---- manifests: every workspace's package.json and nothing else ----
 # Copying the workspace folders whole and keeping only package.json lets the dependency layers
 # below depend on the manifests alone, without listing the workspaces here.
-FROM node:24-bookworm-slim AS manifests
+FROM --platform=$BUILDPLATFORM node:24-bookworm-slim AS manifests
 WORKDIR /src
 COPY packages/ packages/
 COPY services/ services/
@@ -29,7 +35,7 @@ RUN find packages services -type f ! -name package.json -delete \
  && find packages services -type d -empty -delete
 
 # ---- base: no compilers needed: the one native addon (better-sqlite3) ships Node-API builds ----
-FROM node:24-bookworm-slim AS base
+FROM --platform=$BUILDPLATFORM node:24-bookworm-slim AS base
 ENV npm_config_audit=false \
     npm_config_fund=false \
     npm_config_update_notifier=false
@@ -69,13 +75,15 @@ FROM base AS production
 COPY --from=service /service.json /service.json
 COPY deploy/docker/prune-tree.mjs /tmp/
 ARG SERVICE
+ARG TARGETARCH
 # npm also installs what a workspace takes as an optional peer when another service lists it; the
 # prune removes what the service's own production tree does not reach.
 RUN npm ci --omit=dev "--workspace=services/${SERVICE}" \
  && node /tmp/prune-tree.mjs "${SERVICE}" \
- # better-sqlite3 ships a Node-API addon per platform; keep the one for this image (2.2 MB of 27 MB).
+ # better-sqlite3 ships a Node-API addon per platform; keep the one for the image's platform (Node
+ # names amd64 x64), which is not the platform this stage runs on in a cross build.
  && if [ -d node_modules/better-sqlite3 ]; then \
-      cd node_modules/better-sqlite3 && keep="$(node -p 'process.platform + "-" + process.arch').node" \
+      cd node_modules/better-sqlite3 && keep="linux-$(echo "${TARGETARCH}" | sed 's/^amd64$/x64/').node" \
       && find prebuilds -type f ! -name "$keep" -delete && rm -rf deps src binding.gyp \
       && test -f "prebuilds/$keep"; \
     fi
@@ -99,10 +107,9 @@ RUN mkdir /out \
 # ---- development: the service from its sources, recompiled and restarted on every change ----
 # Only a target: `docker compose -f deploy/compose/<stack>.yml -f deploy/compose/dev.yml watch`
 # builds it (docs/development.md). BuildKit builds just the stages the requested one needs, so the
-# image (the last stage) never builds this one, and this one builds nothing of production's. The
-# legacy builder (DOCKER_BUILDKIT=0) runs every stage before its target: its plain `docker build`
-# compiles once more here, for the same image. Offline like the rest: the service stage's install
-# already holds the dev dependencies (tsc among them), so this stage installs nothing.
+# image (the last stage) never builds this one, and this one builds nothing of production's. It
+# runs on the builder's platform, the developer's own machine. Offline like the rest: the service
+# stage's install already holds the dev dependencies (tsc among them), so this stage installs nothing.
 FROM service AS development
 # Compose watch copies each changed source in, and tsc writes its output beside it: the workspaces
 # belong to the user the service runs as (the manifest package too, which the service stage
@@ -142,11 +149,17 @@ WORKDIR /src/services/${SERVICE}
 ENTRYPOINT []
 CMD ["sh", "-c", "tsc -b -w --force --noCheck --preserveWatchOutput & exec node --watch-path=dist $(printf -- '--watch-path=%s ' /src/packages/*/dist) dist/main.js"]
 
+# ---- runtime-base: what the image runs on, for the image's platform ----
+# A stage of its own, so that a build can put another image in its place without touching the stages
+# before, which run on the builder's platform: BuildKit's `--build-context runtime-base=docker-image://<image>`
+# (npm run test:arm64 names a local arm64 stand-in so).
+FROM node:24-bookworm-slim AS runtime-base
+
 # ---- runtime: the slim image, no compilers, no npm in the command ----
 # Everything but the health check, which the last stage adds: Podman's builder rejects
 # --start-interval, and reads only the stages it builds, so Podman builds this target
 # (deploy/compose/podman.yml, whose health checks take the image's place).
-FROM node:24-bookworm-slim AS runtime
+FROM runtime-base AS runtime
 # LOG_DIR: every service appends its JSON log there; DATA_DIR: the SQLite file of the services
 # that keep users when DATABASE_URL is unset. Both are the only writable paths, so --read-only works.
 # NODE_OPTIONS: V8's young generation capped at two semi-spaces of 2 MB. Left to itself Node 24

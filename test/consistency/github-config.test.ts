@@ -48,20 +48,25 @@ describe('.github/workflows/ci.yml', () => {
     expect(verdict.output).toContain("Additional property 'runs_on' is not allowed");
   });
 
-  it("runs .ci/run's steps on Node 24: npm ci, lint, npm test, then the container stage once the tests pass", () => {
+  it("runs .ci/run's steps on Node 24: npm ci, lint, npm test, then the container stage and arm64 once the tests pass", () => {
     const runs = (job: string): string[] =>
       (workflow.jobs[job]?.steps ?? []).flatMap((step) => (step.run === undefined ? [] : [step.run.trim()]));
     const nodeVersions = Object.values(workflow.jobs).map(
       (job) => job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'))?.with?.['node-version'],
     );
-    expect(nodeVersions).toEqual([24, 24]);
+    expect(nodeVersions).toEqual([24, 24, 24]);
     expect(runs('test')).toEqual(expect.arrayContaining(['npm ci --no-audit --no-fund', 'npm run lint', 'npm test']));
     // As root (sudo), as .ci/run runs it: the flood tests enter containers' network namespaces.
     expect(runs('containers')).toEqual(
-      expect.arrayContaining(['npm ci --no-audit --no-fund', 'sudo -E env "PATH=$PATH" npm run test:containers']),
+      expect.arrayContaining([
+        'npm ci --no-audit --no-fund',
+        'sudo -E env "PATH=$PATH" PODMAN_ENGINE_DIR=/run/podman npm run test:containers',
+      ]),
     );
+    expect(runs('arm64')).toEqual(expect.arrayContaining(['npm ci --no-audit --no-fund', 'npm run test:arm64']));
     expect(workflow.jobs.containers?.needs).toBe('test');
-    for (const step of ['npm ci', 'npm run lint', 'npm test', 'npm run test:containers'])
+    expect(workflow.jobs.arm64?.needs).toBe('test');
+    for (const step of ['npm ci', 'npm run lint', 'npm test', 'npm run test:containers', 'npm run test:arm64'])
       expect(readRepoFile('.ci/run')).toContain(`\n${step}`);
   });
 });

@@ -7,6 +7,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/containers/**/*.test.ts'],
+    // Its own step (npm run test:arm64, vitest.arm64.config.ts): emulated builds are slow.
+    exclude: ['test/containers/arm64.test.ts'],
     globalSetup: ['test/containers/global-setup.ts'],
     fileParallelism: false,
     testTimeout: 120_000,

@@ -10,7 +10,8 @@ const engineScript = resolve(toolsDir, 'docker-engine.sh');
 const startScript = resolve(repoRoot, 'test/containers/support/start-engine.sh');
 /** start_interval in the Dockerfile and compose files came with Engine 25. */
 const minimumEngine = 25;
-const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
+/** offline-images/build.sh: stand-ins for the official base images, under their tags. */
+export const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
 
 /** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
 const baseImages = ['node:24-bookworm-slim', 'postgres:15', 'nginx:1.22'];
@@ -20,7 +21,7 @@ async function dockerSucceeds(args: string[]): Promise<boolean> {
 }
 
 /** Runs a tool with its output on our terminal (they report progress and failures themselves). */
-function runTool(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
+export function runTool(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
   return new Promise((done, fail) => {
     const child = spawn(file, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
     child.on('error', fail);
