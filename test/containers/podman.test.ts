@@ -7,7 +7,8 @@ import { frontendContract } from '@svc/testing/contract/frontend';
 import { simpleContract } from '@svc/testing/contract/simple';
 import type { StackName } from './support/images.js';
 import { waitForHttp } from './support/docker.js';
-import { openPodmanStack, podmanDocker, podmanLeftovers, preparePodman, releasePodman, type PodmanStack } from './support/podman.js';
+import { openPodmanStack, podmanDocker, preparePodman, releasePodman, type PodmanStack } from './support/podman.js';
+import { leftovers } from './support/stack.js';
 
 /**
  * The three stacks as a Podman user runs them (docs/troubleshooting.md, "Podman"): Debian 12's
@@ -87,7 +88,7 @@ describe.skipIf(engine.skipReason !== undefined)('Podman: the compose stacks wit
     });
     it('down -v removes its containers, network and volume', async () => {
       await stack().run(['down', '-v']);
-      expect(await podmanLeftovers(stack().project)).toEqual([]);
+      expect(await leftovers(stack().project, podmanDocker)).toEqual([]);
     });
   });
 
@@ -100,7 +101,7 @@ describe.skipIf(engine.skipReason !== undefined)('Podman: the compose stacks wit
     });
     it('down -v removes the containers, the networks and both volumes', async () => {
       await stack().run(['down', '-v']);
-      expect(await podmanLeftovers(stack().project)).toEqual([]);
+      expect(await leftovers(stack().project, podmanDocker)).toEqual([]);
     });
   });
 
@@ -120,7 +121,7 @@ describe.skipIf(engine.skipReason !== undefined)('Podman: the compose stacks wit
     });
     it('down -v removes the containers, the networks and both volumes', async () => {
       await stack().run(['down', '-v']);
-      expect(await podmanLeftovers(stack().project)).toEqual([]);
+      expect(await leftovers(stack().project, podmanDocker)).toEqual([]);
     });
   });
 });

@@ -126,14 +126,3 @@ export async function openPodmanStack(stack: StackName, runId: string): Promise<
     },
   };
 }
-
-/** Names of the project's containers, volumes or networks that Podman still has. */
-export async function podmanLeftovers(project: string): Promise<string[]> {
-  const filter = `label=com.docker.compose.project=${project}`;
-  const lists = await Promise.all([
-    podmanDocker(['ps', '--all', '--filter', filter, '--format', '{{.Names}}']),
-    podmanDocker(['volume', 'ls', '--filter', filter, '--format', '{{.Name}}']),
-    podmanDocker(['network', 'ls', '--filter', filter, '--format', '{{.Name}}']),
-  ]);
-  return lists.flatMap((l) => l.split('\n')).filter(Boolean);
-}

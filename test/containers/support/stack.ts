@@ -77,13 +77,13 @@ export async function openStack(stack: StackName, stage: ContainerStage): Promis
   };
 }
 
-/** Names of the project's containers, volumes or networks that still exist. */
-export async function leftovers(project: string): Promise<string[]> {
+/** Names of the project's containers, volumes or networks that still exist on an engine (`run`: its client; Docker's unless given). */
+export async function leftovers(project: string, run: (args: string[]) => Promise<string> = docker): Promise<string[]> {
   const filter = `label=com.docker.compose.project=${project}`;
   const lists = await Promise.all([
-    docker(['ps', '--all', '--filter', filter, '--format', '{{.Names}}']),
-    docker(['volume', 'ls', '--filter', filter, '--format', '{{.Name}}']),
-    docker(['network', 'ls', '--filter', filter, '--format', '{{.Name}}']),
+    run(['ps', '--all', '--filter', filter, '--format', '{{.Names}}']),
+    run(['volume', 'ls', '--filter', filter, '--format', '{{.Name}}']),
+    run(['network', 'ls', '--filter', filter, '--format', '{{.Name}}']),
   ]);
   return lists.flatMap((l) => l.split('\n')).filter(Boolean);
 }
