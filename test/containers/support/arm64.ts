@@ -1,7 +1,6 @@
-import { dirname } from 'node:path';
 import type { ServiceName } from '@svc/manifest';
 import { docker, dockerResult, repoRoot } from './docker.js';
-import { baseImagesScript, prepareEngine, releaseEngine, runTool } from './engine.js';
+import { buildBaseImages, prepareEngine, releaseEngine } from './engine.js';
 
 /**
  * The arm64 stand-in of the Dockerfile's runtime base, under the name of Docker Hub's arm64
@@ -26,8 +25,8 @@ export async function prepareArm64(): Promise<Arm64Engine> {
   try {
     engine = await prepareEngine();
     if ((await dockerResult(['image', 'inspect', arm64Base])).code !== 0) {
-      if (process.getuid?.() !== 0) throw new Error(`${arm64Base} is missing and building it with ${baseImagesScript} needs root`);
-      await runTool(baseImagesScript, ['--arch', 'arm64', '--only', 'node'], { OFFIMG_NODE_PREFIX: dirname(dirname(process.execPath)) });
+      if (process.getuid?.() !== 0) throw new Error(`${arm64Base} is missing and building it needs root`);
+      await buildBaseImages(`${arm64Base} is missing`, ['--arch', 'arm64', '--only', 'node']);
     }
     const arch = await docker(['run', '--rm', '--platform', 'linux/arm64', arm64Base, 'node', '-p', 'process.arch']);
     if (arch !== 'arm64') throw new Error(`${arm64Base} runs node as ${arch}, not arm64`);

@@ -11,7 +11,7 @@ const startScript = resolve(repoRoot, 'test/containers/support/start-engine.sh')
 /** start_interval in the Dockerfile and compose files came with Engine 25. */
 const minimumEngine = 25;
 /** offline-images/build.sh: stand-ins for the official base images, under their tags. */
-export const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
+const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
 
 /** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
 const baseImages = ['node:24-bookworm-slim', 'postgres:15', 'nginx:1.22'];
@@ -21,12 +21,25 @@ async function dockerSucceeds(args: string[]): Promise<boolean> {
 }
 
 /** Runs a tool with its output on our terminal (they report progress and failures themselves). */
-export function runTool(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
+function runTool(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<void> {
   return new Promise((done, fail) => {
     const child = spawn(file, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
     child.on('error', fail);
     child.on('exit', (code) => (code === 0 ? done() : fail(new Error(`${file} ${args.join(' ')} exited with ${code}`))));
   });
+}
+
+/**
+ * Builds stand-ins with baseImagesScript (`args`: which, for which platform), from the Node that runs
+ * this process; `missing` says what for, in the error when the script is absent.
+ */
+export async function buildBaseImages(missing: string, args: string[]): Promise<void> {
+  if (!existsSync(baseImagesScript)) throw new Error(`${missing} and ${baseImagesScript} does not exist`);
+  // The node stand-ins copy the Node that runs this process (arm64: its version), so it must be the images' line.
+  if (!process.version.startsWith('v24.')) {
+    throw new Error(`node:24 stand-ins are built from the running Node, which is ${process.version}: run install-node.sh 24 --link`);
+  }
+  await runTool(baseImagesScript, args, { OFFIMG_NODE_PREFIX: dirname(dirname(process.execPath)) });
 }
 
 export interface Engine {
@@ -60,17 +73,10 @@ export async function prepareEngine(): Promise<Engine> {
     if (!composeVersion.startsWith('2.')) throw new Error(`docker compose is ${composeVersion}, not Compose v2`);
     const present = await Promise.all(baseImages.map((image) => dockerSucceeds(['image', 'inspect', image])));
     if (present.includes(false)) {
-      if (!existsSync(baseImagesScript)) {
-        throw new Error(
-          `base images missing (${baseImages.filter((_, i) => !present[i]).join(', ')}) and ${baseImagesScript} does not exist`,
-        );
-      }
-      // The node stand-ins copy the Node that runs this stage, so it must be the images' line.
-      if (!process.version.startsWith('v24.')) {
-        throw new Error(`node:24 stand-ins are built from the running Node, which is ${process.version}: run install-node.sh 24 --link`);
-      }
-      const nodePrefix = dirname(dirname(process.execPath));
-      await runTool(baseImagesScript, ['--only', 'node,postgres,nginx'], { OFFIMG_NODE_PREFIX: nodePrefix });
+      await buildBaseImages(`base images missing (${baseImages.filter((_, i) => !present[i]).join(', ')})`, [
+        '--only',
+        'node,postgres,nginx',
+      ]);
     }
     return engine;
   } catch (error) {
