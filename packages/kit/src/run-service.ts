@@ -199,17 +199,18 @@ export async function runService<Config extends ServiceConfig>(
   try {
     await app.listen(await probeAddress(config));
   } catch (error) {
-    const where =
-      config.probeSocket !== undefined
-        ? `PROBE_SOCKET ${config.probeSocket}`
-        : config.probePort !== undefined
-          ? `PROBE_PORT ${config.probePort}`
-          : 'a loopback port';
-    fail(name, `cannot listen on ${where}: ${(error as Error).message}`);
+    fail(name, `cannot listen on ${probeListenerName(config)}: ${(error as Error).message}`);
   }
   admission.open();
   const address = admission.listener.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   // The line's `port` field is how the stack runner, the tests and the bench learn the port.
   logger.info({ port, mode: config.mode }, `${service.startedMessage} ${port}`);
+}
+
+/** The probe listener as its setting names it, for a message. */
+function probeListenerName(config: ServiceConfig): string {
+  if (config.probeSocket !== undefined) return `PROBE_SOCKET ${config.probeSocket}`;
+  if (config.probePort !== undefined) return `PROBE_PORT ${config.probePort}`;
+  return 'a loopback port';
 }
