@@ -6,7 +6,8 @@ import { DEVELOPMENT_PASSWORD_WARNING } from '@svc/users';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
-import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
+import { fetchUserList, uniqueEmail, type ListedUser } from '@svc/testing/contract/users';
+import { listAllUsers, startWriteLoad } from '@svc/testing/write-load';
 import { countListedUsers } from '@svc/testing/many-users';
 import { composeOutput, docker, repoRoot, waitForHttp } from './support/docker.js';
 import { expectHardenedService, networksOf } from './support/hardening.js';
@@ -89,6 +90,25 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
   it('logs web shows the start-up line', async () => {
     expect(await stack.run(['logs', '--no-color', 'web'])).toContain(`"msg":"${startedLine('database', services.database.port)}"`);
   });
+
+  it('keeps every user it answered 201 when web is killed (SIGKILL) in the middle of a create load', async () => {
+    const web = await stack.container('web');
+    const load = startWriteLoad([url], 16);
+    try {
+      await expect.poll(() => load.acknowledged.length, { timeout: 60_000, interval: 20 }).toBeGreaterThanOrEqual(1_000);
+      await docker(['kill', '--signal', 'KILL', web]);
+    } finally {
+      await load.stop();
+    }
+    await startStack();
+    const key = (user: ListedUser): string => JSON.stringify([user.id, user.name, user.email, user.created_at]);
+    const listed = new Set((await listAllUsers(url)).map(key));
+    const missing = load.acknowledged.filter((a) => !listed.has(key(a.user)));
+    console.log(`database stack kill -9: ${load.acknowledged.length} creates answered 201, ${missing.length} missing after the restart`);
+    expect(missing.map((a) => a.user)).toEqual([]);
+    // Requests cut by the kill are reset or refused (TypeError) or never answered (TimeoutError); none gets an error answer.
+    expect(Object.keys(load.failures).filter((failure) => failure !== 'TypeError' && failure !== 'TimeoutError')).toEqual([]);
+  }, 120_000);
 
   it('lists a million users from a web container held to 512 MB: all of them, no OOM kill, no restart', async () => {
     const web = await stack.container('web');
