@@ -83,6 +83,7 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
   };
 
   const writer = new SqliteWriterThread(file, options.onWriterStart);
+  writer.started();
   const creates = new WriteBatcher<NewUser, User>((users) => writer.write(users), options);
 
   return {

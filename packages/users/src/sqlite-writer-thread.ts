@@ -89,7 +89,8 @@ export class SqliteWriterThread {
     });
   }
 
-  private started(): Worker {
+  /** Starts the thread unless it runs; the store starts it at once, so that it loads beside the service's own start-up. */
+  started(): Worker {
     if (this.worker !== undefined) return this.worker;
     const worker = new Worker(writerUrl, { workerData: { file: this.file } satisfies WriterData });
     this.worker = worker;
@@ -99,7 +100,8 @@ export class SqliteWriterThread {
       const call = this.calls.get(reply.id);
       this.calls.delete(reply.id);
       call?.resolve(reply);
-      if (this.calls.size === 0) worker.unref();
+      // Held while closing too: close() waits for the thread's exit.
+      if (this.calls.size === 0 && !this.closed) worker.unref();
     });
     worker.on('error', (error) => (failure = error));
     worker.on('exit', (code) => {
