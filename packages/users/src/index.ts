@@ -1,7 +1,9 @@
 export { DEVELOPMENT_PASSWORD, readStoreConfig, usesDevelopmentPassword } from './open-store.js';
 export type { StoreConfig } from './open-store.js';
 export { createPostgresStore } from './postgres-store.js';
+export type { PostgresStoreOptions } from './postgres-store.js';
 export { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
+export type { SqliteStoreOptions } from './sqlite-store.js';
 export { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
 export { ListQuery, NewUserBody, REQUIRED_MESSAGE, User, UserList } from '@svc/users-api';
 export { MAX_STREAM_BATCH, MIN_STREAM_BATCH, STREAM_BATCH, streamList } from './list-stream.js';
@@ -10,3 +12,5 @@ export { meterStore } from './store-metrics.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user-store.js';
 export { MAX_PAGE_SIZE } from './user-store.js';
 export type { NewUser, PoolStats, UserBatch, UserPage, UserStore } from './user-store.js';
+export { DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE } from './write-batcher.js';
+export type { BatchOptions } from './write-batcher.js';

@@ -13,8 +13,9 @@ import {
   type UserStore,
 } from './user-store.js';
 import { withTimeout } from './with-timeout.js';
+import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
-export interface PostgresStoreOptions {
+export interface PostgresStoreOptions extends BatchOptions {
   /** Longest wait for a connection (new or from the pool); default 3000 ms. */
   connectTimeoutMs?: number;
   /** Told about errors of idle connections (the server went away); they are then discarded. */
@@ -58,7 +59,11 @@ SELECT coalesce(string_agg(row_to_json(page)::text, ',' ORDER BY id), '') AS jso
   EXISTS (SELECT 1 FROM users WHERE id > (SELECT max(id) FROM page)) AS more
 FROM page`;
 const selectUsers = `SELECT ${columns} FROM users`;
-const insertText = `INSERT INTO users (name, email) VALUES ($1, $2) ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
+// A batch of creates in one statement, so one commit: rows inserted in the arrays' order (ids too),
+// an email already taken, or taken earlier in the same arrays, skipped and so missing from RETURNING.
+const insertText = `INSERT INTO users (name, email)
+SELECT name, email FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS batch (name, email, position) ORDER BY position
+ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
 
 // The statements' summaries in their spans (tracing on): never their parameters.
 const selectStatement: Statement = { system: 'postgresql', operation: 'SELECT', collection: 'users' };
@@ -100,9 +105,10 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // The client-side bound also covers a server that stopped answering altogether. Not pg's
   // query_timeout: its timer holds the query, and so the rows being read, from a long-lived
   // timer list, which moves every result into V8's old generation.
-  const query = async (config: pg.QueryConfig, statement: Statement): Promise<pg.QueryResult> => {
+  const query = async (config: pg.QueryConfig, statement?: Statement): Promise<pg.QueryResult> => {
+    const bounded = (): Promise<pg.QueryResult> => withTimeout(pool.query(config), QUERY_TIMEOUT_MS, 'the query');
     try {
-      return await traceStatement(statement, () => withTimeout(pool.query(config), QUERY_TIMEOUT_MS, 'the query'));
+      return await (statement === undefined ? bounded() : traceStatement(statement, bounded));
     } catch (error) {
       throw classify(error);
     }
@@ -143,6 +149,34 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   const pages = new Coalescer<UserPage>(SHARED_PAGES);
   const batchPermits = new Permits(BATCH_CONNECTIONS);
 
+  // Each user gets the row RETURNING gave for its email, the first of the batch to ask for it; the
+  // others with that email, and those whose email was taken before, are duplicates.
+  const insertUsers = async (users: NewUser[]): Promise<PromiseSettledResult<User>[]> => {
+    const values = [users.map((user) => user.name), users.map((user) => user.email)];
+    // No span here: a batch serves many requests, each of which has its own (create below).
+    const result = await query({ name: 'users-insert', text: insertText, values });
+    const stored = new Map((result.rows as User[]).map((row) => [row.email, row]));
+    return users.map((user): PromiseSettledResult<User> => {
+      const row = stored.get(user.email);
+      stored.delete(user.email);
+      return row === undefined ? { status: 'rejected', reason: new DuplicateEmailError(user.email) } : { status: 'fulfilled', value: row };
+    });
+  };
+  const creates = new WriteBatcher<NewUser, User>(async (users) => {
+    await init();
+    try {
+      return await insertUsers(users);
+    } catch (error) {
+      // The server refused the statement (a value it will not take): nothing was written, so each
+      // user is tried alone and only the one at fault fails. Unavailable fails the whole batch.
+      if (users.length === 1 || error instanceof DatabaseUnavailableError) throw error;
+      const outcomes: PromiseSettledResult<User>[] = [];
+      for (const user of users)
+        outcomes.push(...(await insertUsers([user]).catch((reason: unknown) => [{ status: 'rejected' as const, reason }])));
+      return outcomes;
+    }
+  }, options);
+
   return {
     init,
     async page(after: number, limit: number) {
@@ -174,13 +208,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         throw classify(error);
       }
     },
-    async create(user: NewUser) {
-      await init();
-      const result = await query({ name: 'users-insert', text: insertText, values: [user.name, user.email] }, insertStatement);
-      const stored = result.rows[0] as User | undefined;
-      if (stored === undefined) throw new DuplicateEmailError(user.email);
-      return stored;
-    },
+    // Creates that arrive while a batch is written go together in the next one (write-batcher.ts).
+    // The span covers the wait for the batch as well as its statement: what the request waited for.
+    create: (user: NewUser) => traceStatement(insertStatement, () => creates.submit(user)),
     async ping(timeoutMs: number) {
       try {
         // The pool's own timeouts end the query later; the probe's caller stops waiting now.
@@ -193,7 +223,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       }
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    // Creates already accepted are written and answered before the pool ends.
     async close() {
+      await creates.close();
       await pool.end();
     },
   };

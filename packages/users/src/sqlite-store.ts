@@ -2,8 +2,16 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { traceStatement, type Statement } from '@svc/kit';
 import Database from 'better-sqlite3';
+import type { Worker } from 'node:worker_threads';
 import { PageCache } from './page-cache.js';
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserPage, type UserStore } from './user-store.js';
+import { classifySqlite, SqliteWriterThread } from './sqlite-writer-thread.js';
+import type { NewUser, User, UserPage, UserStore } from './user-store.js';
+import { WriteBatcher, type BatchOptions } from './write-batcher.js';
+
+export interface SqliteStoreOptions extends BatchOptions {
+  /** Told of each writer thread as it starts (tests end one to see the store survive it). */
+  onWriterStart?: (worker: Worker) => void;
+}
 
 /** The file's name inside DATA_DIR, as the original's `sqlite:///app.db`. */
 export const SQLITE_FILE = 'app.db';
@@ -20,32 +28,28 @@ const createTable = `CREATE TABLE IF NOT EXISTS users (
 /** Most JSON text the page cache holds: a few pages of users, never a whole large table. */
 const PAGE_CACHE_BYTES = 4 * 1024 * 1024;
 
-// Codes meaning "the file is busy, unreadable or full", worth a retry rather than a bug report.
-const unavailableCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|NOMEM)/;
-
 // The statements' summaries in their spans (tracing on): never their parameters.
 const selectStatement: Statement = { system: 'sqlite', operation: 'SELECT', collection: 'users' };
 const insertStatement: Statement = { system: 'sqlite', operation: 'INSERT', collection: 'users' };
 const probeStatement: Statement = { system: 'sqlite', operation: 'SELECT' };
 
-function classify(error: unknown): unknown {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && unavailableCodes.test(code) ? new DatabaseUnavailableError(error) : error;
-}
-
 /**
- * A SQLite file in dataDir through better-sqlite3. Calls are synchronous and short; WAL lets
- * readers run beside a writer, and the busy timeout lets two processes share the file.
+ * A SQLite file in dataDir through better-sqlite3. Reads are synchronous and short, on this
+ * thread's connection; creates go to a writer thread (sqlite-writer.ts) with the write connection,
+ * which commits those that arrive together in one transaction and one sync (group commit). WAL lets
+ * readers run beside the writer, and the busy timeout lets two processes share the file.
  */
-export function createSqliteStore(dataDir: string): UserStore {
+export function createSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): UserStore {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, SQLITE_FILE));
+  const file = join(dataDir, SQLITE_FILE);
+  const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 2000');
-  // FULL: each commit syncs the WAL before it returns, so a 201 is on disk as PostgreSQL's default
-  // (synchronous_commit=on) promises; NORMAL syncs only at checkpoints, so a power loss could take
-  // back users already answered 201.
+  // FULL, here and in the writer: each commit syncs the WAL before it returns, so a 201 is on disk
+  // as PostgreSQL's default (synchronous_commit=on) promises; NORMAL syncs only at checkpoints, so a
+  // power loss could take back users already answered 201.
   db.pragma('synchronous = FULL');
+  // Created here, before the first read is prepared; the writer thread does every later write.
   db.exec(createTable);
   // json_object writes what JSON.stringify writes for these columns; one row per page.
   const page = db.prepare<[number, number], { json: string | null; last_id: number | null }>(
@@ -53,15 +57,13 @@ export function createSqliteStore(dataDir: string): UserStore {
       max(id) AS last_id FROM (SELECT * FROM users WHERE id > ? ORDER BY id LIMIT ?)`,
   );
   const after = db.prepare<[number], number>('SELECT EXISTS (SELECT 1 FROM users WHERE id > ?)').pluck();
-  const insert = db.prepare<[string, string], User>(
-    'INSERT INTO users (name, email) VALUES (?, ?) ON CONFLICT (email) DO NOTHING RETURNING id, name, email, created_at',
-  );
   const probe = db.prepare<[], { ok: number }>('SELECT 1 AS ok');
   // The head of the list (a small table whole, the first page a client asks for) is read far more
   // often than the table changes, so those pages are kept (at most PAGE_CACHE_BYTES of JSON) until
-  // this store writes or another connection (another process on the file) commits, which changes
-  // PRAGMA data_version, far cheaper to check than a page to read. Later pages are not kept: a long
-  // list streamed through the cache would keep every batch alive long enough to reach V8's old generation.
+  // another connection commits (this store's writer thread, or another process on the file), which
+  // changes PRAGMA data_version, far cheaper to check than a page to read. Later pages are not kept:
+  // a long list streamed through the cache would keep every batch alive long enough to reach V8's
+  // old generation.
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
   const cache = new PageCache(PAGE_CACHE_BYTES);
   let cachedVersion: number | undefined;
@@ -76,9 +78,13 @@ export function createSqliteStore(dataDir: string): UserStore {
     try {
       return Promise.resolve(statement === undefined ? action() : traceStatement(statement, action));
     } catch (error) {
-      return Promise.reject(classify(error));
+      return Promise.reject(classifySqlite(error));
     }
   };
+
+  const writer = new SqliteWriterThread(file, options.onWriterStart);
+  writer.started();
+  const creates = new WriteBatcher<NewUser, User>((users) => writer.write(users), options);
 
   return {
     // The table is created when the file is opened above; nothing can be pending here.
@@ -93,15 +99,19 @@ export function createSqliteStore(dataDir: string): UserStore {
         if (from !== 0) return readPage(from, limit);
         return cache.get(from, limit) ?? cache.set(from, limit, readPage(from, limit));
       }, selectStatement),
-    create: (user: NewUser) =>
-      run(() => {
-        cachedVersion = undefined;
-        const stored = insert.get(user.name, user.email);
-        if (stored === undefined) throw new DuplicateEmailError(user.email);
-        return stored;
-      }, insertStatement),
-    // Synchronous, so it cannot hang beyond the busy timeout; the bound is kept by the interface.
-    ping: () => run(() => Boolean(probe.get()?.ok), probeStatement).catch(() => false),
-    close: () => run(() => void db.close()),
+    // The span covers the wait for the batch as well as its transaction: what the request waited for.
+    create: (user: NewUser) => traceStatement(insertStatement, () => creates.submit(user)),
+    // Both connections: the list needs this one, creates the writer's (a dead writer is started again).
+    ping: async (timeoutMs: number) => {
+      const read = await run(() => Boolean(probe.get()?.ok), probeStatement).catch(() => false);
+      return read && (await writer.ping(timeoutMs));
+    },
+    // Creates already accepted are written and answered first; the writer's connection closes last,
+    // so the WAL's final checkpoint runs on its thread.
+    close: async () => {
+      await creates.close();
+      await run(() => void db.close());
+      await writer.close();
+    },
   };
 }

@@ -23,9 +23,9 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
   const urlOf = new Map<UserStore, string>();
 
   storeSuite(
-    async () => {
+    async (options) => {
       const url = await postgres!.createDatabase();
-      const store = createPostgresStore(url);
+      const store = createPostgresStore(url, options);
       urlOf.set(store, url);
       return store;
     },

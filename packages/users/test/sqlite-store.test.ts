@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe } from 'vitest';
-import { createSqliteStore, type UserStore } from '../src/index.js';
-import { storeSuite } from './store-suite.js';
+import type { Worker } from 'node:worker_threads';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSqliteStore, DatabaseUnavailableError, type UserStore } from '../src/index.js';
+import { listAll, storeSuite } from './store-suite.js';
 
 describe('SQLite adapter', () => {
   const dirs: string[] = [];
@@ -11,13 +13,49 @@ describe('SQLite adapter', () => {
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
   storeSuite(
-    async () => {
+    async (options) => {
       const dir = mkdtempSync(join(tmpdir(), 'svc-sqlite-'));
       dirs.push(dir);
-      const store = createSqliteStore(join(dir, 'nested', 'data'));
+      const store = createSqliteStore(join(dir, 'nested', 'data'), options);
       dirOf.set(store, join(dir, 'nested', 'data'));
       return store;
     },
     async (store) => createSqliteStore(dirOf.get(store)!),
   );
+});
+
+describe('SQLite adapter: its writer thread', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-sqlite-writer-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('fails the creates it held as unavailable when it dies, and is started again for the next', async () => {
+    const writers: Worker[] = [];
+    const dataDir = join(dir, 'crash');
+    // The first writer dies with a batch posted to it and not answered.
+    const store = createSqliteStore(dataDir, { onWriterStart: (worker) => writers.push(worker) === 1 && void worker.terminate() });
+    try {
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => store.create({ name: `Lost ${i}`, email: `lost${i}@example.com` })),
+      );
+      for (const result of results) expect(result).toMatchObject({ status: 'rejected', reason: expect.any(DatabaseUnavailableError) });
+      expect(((results[0] as PromiseRejectedResult).reason as Error).message).toMatch(/the SQLite writer thread stopped/);
+      expect(await store.ping(1_000)).toBe(true);
+      const after = await store.create({ name: 'After', email: 'after@example.com' });
+      expect(writers).toHaveLength(2);
+      expect(await listAll(store)).toEqual([after]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('ends with close(), which leaves the file whole without its -wal', async () => {
+    const exits: Promise<unknown[]>[] = [];
+    const dataDir = join(dir, 'close');
+    const store = createSqliteStore(dataDir, { onWriterStart: (worker) => exits.push(once(worker, 'exit')) });
+    await store.create({ name: 'One', email: 'one@example.com' });
+    await store.close();
+    expect(exits).toHaveLength(1);
+    expect(await exits[0]).toEqual([0]);
+    expect(existsSync(join(dataDir, 'app.db-wal'))).toBe(false);
+  });
 });

@@ -1,5 +1,13 @@
+import { createServer } from '@svc/kit';
 import { describe, expect, it } from 'vitest';
-import { DuplicateEmailError, type User, type UserStore } from '../src/index.js';
+import {
+  createUserPlugin,
+  DatabaseUnavailableError,
+  DuplicateEmailError,
+  type BatchOptions,
+  type User,
+  type UserStore,
+} from '../src/index.js';
 
 /** Every user, read page after page as the list route reads them, and parsed. */
 export async function listAll(store: UserStore, pageSize = 1000): Promise<User[]> {
@@ -13,13 +21,19 @@ export async function listAll(store: UserStore, pageSize = 1000): Promise<User[]
 }
 import { isoUtc } from '@svc/testing/contract/common';
 
+/** The creates' outcomes, settled, with the batch sizes the store reported meanwhile. */
+function batchesOf(): { options: BatchOptions; sizes: number[] } {
+  const sizes: number[] = [];
+  return { options: { onBatch: (size) => sizes.push(size) }, sizes };
+}
+
 /**
- * What every UserStore adapter must do. `open` returns a store on an empty database; `openMore`
- * a second store on the same database (another instance of the service).
+ * What every UserStore adapter must do. `open` returns a store on an empty database (with the
+ * batch options given); `openSame` a second store on the same database (another instance of the service).
  */
-export function storeSuite(open: () => Promise<UserStore>, openSame: (store: UserStore) => Promise<UserStore>): void {
-  const withStore = async (test: (store: UserStore) => Promise<void>): Promise<void> => {
-    const store = await open();
+export function storeSuite(open: (options?: BatchOptions) => Promise<UserStore>, openSame: (store: UserStore) => Promise<UserStore>): void {
+  const withStore = async (test: (store: UserStore) => Promise<void>, options?: BatchOptions): Promise<void> => {
+    const store = await open(options);
     try {
       await store.init();
       await test(store);
@@ -128,6 +142,139 @@ export function storeSuite(open: () => Promise<UserStore>, openSame: (store: Use
         const second = await store.create({ name: 'Second', email: 'second@example.com' });
         expect(await listAll(store)).toEqual([first, second]);
       }));
+
+    describe('group commit', () => {
+      const created = (results: PromiseSettledResult<User>[]): User[] =>
+        results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+
+      it('writes creates that arrive together in one batch, each with its own id, in the order they came', async () => {
+        const { options, sizes } = batchesOf();
+        await withStore(async (store) => {
+          const users = await Promise.all(
+            Array.from({ length: 50 }, (_, i) => store.create({ name: `Batch ${i}`, email: `batch${i}@example.com` })),
+          );
+          expect(sizes).toEqual([50]);
+          expect(users.map((user) => user.email)).toEqual(Array.from({ length: 50 }, (_, i) => `batch${i}@example.com`));
+          for (const [i, user] of users.entries()) if (i > 0) expect(user.id).toBeGreaterThan(users[i - 1]!.id);
+          expect(await listAll(store)).toEqual(users);
+        }, options);
+      });
+
+      it('answers a duplicate in a batch (of its own or of an existing user) alone, the first of an email winning', async () => {
+        const { options, sizes } = batchesOf();
+        await withStore(async (store) => {
+          const existing = await store.create({ name: 'Existing', email: 'taken@example.com' });
+          const results = await Promise.allSettled([
+            store.create({ name: 'First', email: 'twice@example.com' }),
+            store.create({ name: 'Taken', email: 'taken@example.com' }),
+            store.create({ name: 'Between', email: 'between@example.com' }),
+            store.create({ name: 'Second', email: 'twice@example.com' }),
+            store.create({ name: 'Last', email: 'last@example.com' }),
+          ]);
+          expect(sizes).toEqual([1, 5]);
+          expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled']);
+          for (const i of [1, 3]) expect((results[i] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateEmailError);
+          expect(((results[1] as PromiseRejectedResult).reason as DuplicateEmailError).email).toBe('taken@example.com');
+          const [first, between, last] = created(results);
+          expect(first).toMatchObject({ name: 'First', email: 'twice@example.com' });
+          expect(await listAll(store)).toEqual([existing, first, between, last]);
+        }, options);
+      });
+
+      it('fails a create the database refuses on its own, and creates the others of its batch', async () => {
+        const { options, sizes } = batchesOf();
+        await withStore(async (store) => {
+          const results = await Promise.allSettled([
+            store.create({ name: 'Before', email: 'before@example.com' }),
+            store.create({ name: 'x'.repeat(101), email: 'too-long@example.com' }), // past the column's limit
+            store.create({ name: 'After', email: 'after@example.com' }),
+          ]);
+          expect(sizes[0]).toBe(3);
+          expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+          const { reason } = results[1] as PromiseRejectedResult;
+          expect(reason).not.toBeInstanceOf(DuplicateEmailError);
+          expect(reason).not.toBeInstanceOf(DatabaseUnavailableError);
+          expect((await listAll(store)).map((user) => user.name)).toEqual(['Before', 'After']);
+        }, options);
+      });
+
+      it('refuses creates past the queue bound as unavailable, and writes every one it accepted', () =>
+        withStore(
+          async (store) => {
+            const results = await Promise.allSettled(
+              Array.from({ length: 10 }, (_, i) => store.create({ name: `Q${i}`, email: `q${i}@example.com` })),
+            );
+            expect(results.map((result) => result.status)).toEqual([
+              ...Array<string>(3).fill('fulfilled'),
+              ...Array<string>(7).fill('rejected'),
+            ]);
+            for (const result of results.slice(3)) {
+              expect((result as PromiseRejectedResult).reason).toBeInstanceOf(DatabaseUnavailableError);
+              expect(((result as PromiseRejectedResult).reason as Error).message).toMatch(/write queue is full/);
+            }
+            expect(await listAll(store)).toEqual(created(results));
+            // Refused only while the queue was full.
+            expect(await store.create({ name: 'Later', email: 'later@example.com' })).toMatchObject({ name: 'Later' });
+          },
+          { maxQueue: 3, maxBatch: 2 },
+        ));
+
+      it('answers a create refused by a full queue 503 with Retry-After, and 201 to the others', () =>
+        withStore(
+          async (store) => {
+            const app = createServer({ logger: false, api: { title: 'users', description: 'store suite' } });
+            void app.register(createUserPlugin(store));
+            try {
+              const answers = await Promise.all(
+                Array.from({ length: 20 }, (_, i) =>
+                  app.inject({ method: 'POST', url: '/api/users', payload: { name: `H${i}`, email: `h${i}@example.com` } }),
+                ),
+              );
+              const refused = answers.filter((res) => res.statusCode === 503);
+              expect(refused.length).toBeGreaterThan(0);
+              for (const res of refused) {
+                expect(res.headers['retry-after']).toBe('1');
+                expect(res.json()).toEqual({ error: 'Database unavailable; try again later' });
+              }
+              const acknowledged = answers.filter((res) => res.statusCode === 201).map((res) => res.json<User>());
+              expect(acknowledged.length + refused.length).toBe(20);
+              expect(await listAll(store)).toEqual(acknowledged.sort((a, b) => a.id - b.id));
+            } finally {
+              await app.close();
+            }
+          },
+          { maxQueue: 1, maxBatch: 1 },
+        ));
+
+      it('shows each acknowledged create to the next list read, whichever batch it was in', () =>
+        withStore(async (store) => {
+          for (let round = 0; round < 10; round += 1) {
+            await store.page(0, 1000); // the head of the list as it was, cached where the store caches it
+            await Promise.all(
+              Array.from({ length: 8 }, async (_, i) => {
+                const user = await store.create({ name: `R${round}.${i}`, email: `r${round}.${i}@example.com` });
+                expect((await store.page(0, 1000)).json).toContain(JSON.stringify(user));
+              }),
+            );
+          }
+        }));
+
+      it('close() writes and answers the creates it had accepted, then refuses more', async () => {
+        const store = await open();
+        await store.init();
+        const pending = Array.from({ length: 20 }, (_, i) => store.create({ name: `Pending ${i}`, email: `pending${i}@example.com` }));
+        const closed = store.close();
+        await expect(store.create({ name: 'Late', email: 'late@example.com' })).rejects.toBeInstanceOf(DatabaseUnavailableError);
+        const users = await Promise.all(pending);
+        await closed;
+        const other = await openSame(store);
+        try {
+          expect(await listAll(other)).toEqual(users);
+        } finally {
+          await other.close();
+        }
+      });
+    });
 
     it('keeps its users for the next instance, and several instances may create the table at once', async () => {
       const first = await open();
