@@ -1,7 +1,8 @@
 /**
  * What the bare baselines share: the services' JSON answer headers (content type, length,
- * CORS), and how they listen, announce their port like the services and stop on SIGTERM.
+ * CORS, X-Request-Id), and how they listen, announce their port like the services and stop on SIGTERM.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -10,6 +11,9 @@ export function sendJson(response: ServerResponse, status: number, body: string 
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'access-control-allow-origin': '*',
+    // Every service answers with one: the client's (well formed) or a new UUID. Without it the
+    // baseline would not send the services' bytes, and the header is a large part of a small answer's cost.
+    'x-request-id': response.req.headers['x-request-id'] ?? randomUUID(),
   });
   response.end(body);
 }
