@@ -16,6 +16,8 @@ import { withTimeout } from './with-timeout.js';
 import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
 export interface PostgresStoreOptions extends BatchOptions {
+  /** Connections in the pool; default DEFAULT_POOL_SIZE. */
+  poolSize?: number;
   /** Longest wait for a connection (new or from the pool); default 3000 ms. */
   connectTimeoutMs?: number;
   /** Told about errors of idle connections (the server went away); they are then discarded. */
@@ -29,14 +31,8 @@ const SCHEMA_LOCK = 5_000_001;
 /** Distinct pages shared at once (coalesce.ts); beyond that a page query is not shared. */
 const SHARED_PAGES = 256;
 
-/** Connections in the pool. */
-const POOL_SIZE = 10;
-
-/**
- * The most pool connections reading batches of streamed lists at once: the others stay for pages,
- * creates and probes, which many slow list readers would otherwise keep waiting past the pool's timeout.
- */
-const BATCH_CONNECTIONS = POOL_SIZE / 2;
+/** Connections in the pool unless DB_POOL_SIZE says otherwise (docs/performance.md measures sizes). */
+export const DEFAULT_POOL_SIZE = 10;
 
 /** Longest a query may take, enforced by the server and by the client. */
 const QUERY_TIMEOUT_MS = 5_000;
@@ -88,9 +84,9 @@ function classify(error: unknown): unknown {
 
 /** PostgreSQL through a pg pool that fails fast while the server is away and reconnects by itself. */
 export function createPostgresStore(url: string, options: PostgresStoreOptions = {}): UserStore {
-  const pool = new pg.Pool({
+  const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+  const poolConfig: pg.PoolConfig = {
     connectionString: url,
-    max: POOL_SIZE,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 3_000,
     statement_timeout: QUERY_TIMEOUT_MS,
     keepAlive: true,
@@ -98,9 +94,13 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     // Sessions in UTC: created_at is then rendered right even in a table whose column has no time
     // zone (as the original app created it, with UTC values).
     options: '-c TimeZone=UTC',
-  });
+  };
+  const pool = new pg.Pool({ ...poolConfig, max: poolSize });
+  // Probes get a connection of their own: a pool busy with the load is not a database gone, and a
+  // probe queued behind it would take the instance out of rotation when it is busiest.
+  const probePool = new pg.Pool({ ...poolConfig, max: 1 });
   // Without a listener an idle connection's error (server restart) would crash the process.
-  pool.on('error', (error) => options.onIdleError?.(error));
+  for (const each of [pool, probePool]) each.on('error', (error) => options.onIdleError?.(error));
 
   // The client-side bound also covers a server that stopped answering altogether. Not pg's
   // query_timeout: its timer holds the query, and so the rows being read, from a long-lived
@@ -147,7 +147,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // Many clients reading the same page at once (the head of the list) share queries, never
   // results from before they asked (coalesce.ts): PostgreSQL, not Node, limits the list's throughput.
   const pages = new Coalescer<UserPage>(SHARED_PAGES);
-  const batchPermits = new Permits(BATCH_CONNECTIONS);
+  // The most connections reading batches of streamed lists at once: the others stay for pages,
+  // creates and probes, which many slow list readers would otherwise keep waiting past the pool's timeout.
+  const batchPermits = new Permits(Math.max(1, Math.floor(poolSize / 2)));
 
   // Each user gets the row RETURNING gave for its email, the first of the batch to ask for it; the
   // others with that email, and those whose email was taken before, are duplicates.
@@ -215,7 +217,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       try {
         // The pool's own timeouts end the query later; the probe's caller stops waiting now.
         const probe = (): Promise<pg.QueryResult<{ ok: unknown }>> =>
-          withTimeout(pool.query<{ ok: unknown }>('SELECT 1 AS ok'), timeoutMs, 'SELECT 1');
+          withTimeout(probePool.query<{ ok: unknown }>('SELECT 1 AS ok'), timeoutMs, 'SELECT 1');
         const result = await traceStatement(probeStatement, probe);
         return Boolean(result.rows[0]?.ok);
       } catch {
@@ -226,7 +228,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     // Creates already accepted are written and answered before the pool ends.
     async close() {
       await creates.close();
-      await pool.end();
+      await Promise.all([pool.end(), probePool.end()]);
     },
   };
 }

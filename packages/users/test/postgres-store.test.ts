@@ -180,4 +180,26 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
       await store.close();
     }
   });
+  it('answers a ping within its time while every pool connection waits on a lock: a busy pool is not a database gone', async () => {
+    const url = await postgres!.createDatabase();
+    const store = createPostgresStore(url, { poolSize: 2 });
+    const locker = new pg.Client({ connectionString: url });
+    try {
+      await store.init();
+      await locker.connect();
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      // Both pool connections wait on the lock (each page is its own query), with more queued behind them.
+      const blocked = [0, 1, 2, 3].map((after) => store.page(after, 10).catch(() => undefined));
+      await expect.poll(async () => (await store.poolStats?.())?.waiting ?? 0).toBeGreaterThan(0);
+      const started = performance.now();
+      expect(await store.ping(1_000)).toBe(true);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      await locker.query('COMMIT');
+      await Promise.all(blocked);
+    } finally {
+      await locker.end();
+      await store.close();
+    }
+  });
 });
