@@ -50,6 +50,7 @@ async function runStore(
   listTarget: number,
   createTarget: number,
   alsoCreating: { label: string; env: Record<string, string> }[] = [],
+  otherSettings: { label: string; env: Record<string, string> }[] = [],
 ) {
   const subject = await startMeasured(serviceServer(`database (${store})`, 'database', env, settings.cpus.server), settings.startups);
   const started = [subject];
@@ -66,10 +67,22 @@ async function runStore(
       started.push(server);
       creating.push(server);
     }
+    // The service again with other settings, on the list and creates, in the same rounds.
+    const variants: ServerProcess[] = [];
+    for (const other of otherSettings) {
+      const server = await startServer(serviceServer(other.label, 'database', { ...env, ...other.env }, settings.cpus.server));
+      started.push(server);
+      variants.push(server);
+    }
     const rows: Row[] = [];
     for (const route of [listRoute, createRoute, getRoute('/health')]) {
       // The baseline last: each row's ratio is to it.
-      const contenders = route === createRoute ? [subject, ...creating, baseline] : [subject, baseline];
+      const contenders =
+        route === createRoute
+          ? [subject, ...variants, ...creating, baseline]
+          : route === listRoute
+            ? [subject, ...variants, baseline]
+            : [subject, baseline];
       rows.push(...(await measureRoute(scenario, route, contenders, settings)));
     }
     const ratio = (route: Route): number => throughputRatio(rows, route.name, subject.label, baseline.label);
@@ -93,7 +106,22 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
   if (server !== undefined) {
     // The database writes the JSON (row_to_json) where the baseline parses rows and runs JSON.stringify: 1.5x.
     // Creates: one statement and one commit per batch, where the baseline sends one INSERT per request: 1.5x.
-    const result = await runStore('B PostgreSQL', 'PostgreSQL', 'pg', { DATABASE_URL: await server.createDatabase() }, settings, 1.5, 1.5);
+    // Pool sizes beside the default (DB_POOL_SIZE), for what it should be: measured, not assumed.
+    const poolSizes = [2, 5, 20].map((size) => ({
+      label: `database (PostgreSQL), DB_POOL_SIZE=${size}`,
+      env: { DB_POOL_SIZE: String(size) },
+    }));
+    const result = await runStore(
+      'B PostgreSQL',
+      'PostgreSQL',
+      'pg',
+      { DATABASE_URL: await server.createDatabase() },
+      settings,
+      1.5,
+      1.5,
+      [],
+      poolSizes,
+    );
     rows.push(...result.rows);
     targets.push(...result.targets);
   }

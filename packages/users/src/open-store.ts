@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError, readOptionalUrl, readString, type Env } from '@svc/kit';
-import { createPostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+import { ConfigError, readInt, readOptionalUrl, readString, type Env } from '@svc/kit';
+import { createPostgresStore, DEFAULT_POOL_SIZE, type PostgresStoreOptions } from './postgres-store.js';
 import { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
 import type { UserStore } from './user-store.js';
 
@@ -14,6 +14,8 @@ export interface StoreConfig {
   databaseUrl: URL | undefined;
   /** DATA_DIR (default ./data), absolute: the SQLite file's directory when there is no URL. */
   dataDir: string;
+  /** DB_POOL_SIZE: connections each instance keeps to PostgreSQL (default DEFAULT_POOL_SIZE). */
+  poolSize: number;
 }
 
 /** The store's variables, for the config reader of a service that keeps users. */
@@ -30,7 +32,12 @@ export function readStoreConfig(env: Env): StoreConfig {
     // The URL's user info is percent-encoded; the driver decodes it (decodeURIComponent).
     databaseUrl.password = encodeURIComponent(readSecretFile('DATABASE_PASSWORD_FILE', passwordFile));
   }
-  return { databaseUrl, dataDir: resolve(readString(env, 'DATA_DIR', './data')) };
+  return {
+    databaseUrl,
+    dataDir: resolve(readString(env, 'DATA_DIR', './data')),
+    // Times the replicas, within the server's max_connections (100 by default) less what others need.
+    poolSize: readInt(env, 'DB_POOL_SIZE', DEFAULT_POOL_SIZE, 2, 1000),
+  };
 }
 
 /**
@@ -100,7 +107,10 @@ function readSecretFile(variable: string, path: string): string {
 export function openUserStore(config: StoreConfig, options: PostgresStoreOptions = {}): { store: UserStore; location: string } {
   if (config.databaseUrl !== undefined) {
     const url = config.databaseUrl;
-    return { store: createPostgresStore(url.href, options), location: `PostgreSQL at ${url.host}${url.pathname}` };
+    return {
+      store: createPostgresStore(url.href, { poolSize: config.poolSize, ...options }),
+      location: `PostgreSQL at ${url.host}${url.pathname}`,
+    };
   }
   const location = `SQLite file ${join(config.dataDir, SQLITE_FILE)}`;
   try {

@@ -123,3 +123,12 @@ describe('readStoreConfig: DATABASE_URL_FILE', () => {
     );
   });
 });
+
+describe('readStoreConfig: DB_POOL_SIZE', () => {
+  it('is 10 connections unless set, any integer from 2 to 1000 when set, and one line naming it otherwise', () => {
+    expect(readStoreConfig({}).poolSize).toBe(10);
+    expect(readStoreConfig({ DB_POOL_SIZE: '4' }).poolSize).toBe(4);
+    for (const wrong of ['1', '1001', 'ten', '-3'])
+      expect(() => readStoreConfig({ DB_POOL_SIZE: wrong })).toThrow(`DB_POOL_SIZE must be an integer from 2 to 1000, got "${wrong}"`);
+  });
+});

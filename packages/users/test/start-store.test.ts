@@ -50,10 +50,10 @@ describe('startUserStore: the development password', () => {
   });
 
   it('compares the decoded password: an encoded development password is one, a bad encoding is not', () => {
-    const config = (url: string) => ({ databaseUrl: new URL(url), dataDir: dir });
+    const config = (url: string) => ({ databaseUrl: new URL(url), dataDir: dir, poolSize: 10 });
     expect(usesDevelopmentPassword(config('postgresql://u:%70assword@db/x'))).toBe(true);
     expect(usesDevelopmentPassword(config('postgresql://u:%zz@db/x'))).toBe(false);
     expect(usesDevelopmentPassword(config('postgresql://u@db/x'))).toBe(false);
-    expect(usesDevelopmentPassword({ databaseUrl: undefined, dataDir: dir })).toBe(false);
+    expect(usesDevelopmentPassword({ databaseUrl: undefined, dataDir: dir, poolSize: 10 })).toBe(false);
   });
 });
