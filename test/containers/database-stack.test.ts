@@ -6,8 +6,8 @@ import { DEVELOPMENT_PASSWORD_WARNING } from '@svc/users';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
-import { fetchUserList, uniqueEmail, type ListedUser } from '@svc/testing/contract/users';
-import { listAllUsers, startWriteLoad } from '@svc/testing/write-load';
+import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
+import { listAllUsers, missingAcknowledged, startWriteLoad } from '@svc/testing/write-load';
 import { countListedUsers } from '@svc/testing/many-users';
 import { composeOutput, docker, repoRoot, waitForHttp } from './support/docker.js';
 import { expectHardenedService, networksOf } from './support/hardening.js';
@@ -101,11 +101,9 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
       await load.stop();
     }
     await startStack();
-    const key = (user: ListedUser): string => JSON.stringify([user.id, user.name, user.email, user.created_at]);
-    const listed = new Set((await listAllUsers(url)).map(key));
-    const missing = load.acknowledged.filter((a) => !listed.has(key(a.user)));
+    const missing = missingAcknowledged(load.acknowledged, await listAllUsers(url));
     console.log(`database stack kill -9: ${load.acknowledged.length} creates answered 201, ${missing.length} missing after the restart`);
-    expect(missing.map((a) => a.user)).toEqual([]);
+    expect(missing).toEqual([]);
     // Requests cut by the kill are reset or refused (TypeError) or never answered (TimeoutError); none gets an error answer.
     expect(Object.keys(load.failures).filter((failure) => failure !== 'TypeError' && failure !== 'TimeoutError')).toEqual([]);
   }, 120_000);

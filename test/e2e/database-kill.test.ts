@@ -2,10 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ListedUser } from '@svc/testing/contract/users';
 import { usePostgres } from '@svc/testing/postgres';
 import { startService } from '@svc/testing/service-process';
-import { listAllUsers, startWriteLoad } from '@svc/testing/write-load';
+import { listAllUsers, missingAcknowledged, startWriteLoad } from '@svc/testing/write-load';
 
 const postgres = await usePostgres();
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-kill-'));
@@ -13,8 +12,6 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** Client loops, each with one create in flight: enough that the store writes them in batches. */
 const LOOPS = 32;
-
-const key = (user: ListedUser): string => JSON.stringify([user.id, user.name, user.email, user.created_at]);
 
 /**
  * Variant B under a create load, killed with SIGKILL once `acknowledged` creates were answered 201,
@@ -33,13 +30,12 @@ async function killMidLoad(label: string, env: NodeJS.ProcessEnv, acknowledged: 
   const restarted = await startService('database', env);
   try {
     const listed = await listAllUsers(restarted.baseUrl);
-    const listedKeys = new Set(listed.map(key));
-    const missing = load.acknowledged.filter((a) => !listedKeys.has(key(a.user)));
+    const missing = missingAcknowledged(load.acknowledged, listed);
     console.log(
       `${label}: killed after ${load.acknowledged.length} creates answered 201, ${missing.length} of them missing after the restart; ` +
         `${listed.length} users listed; other answers ${JSON.stringify(load.failures)}`,
     );
-    expect(missing.map((a) => a.user)).toEqual([]);
+    expect(missing).toEqual([]);
     // The only other outcome: requests cut by the kill (fetch fails), never an error answer.
     expect(Object.keys(load.failures).filter((failure) => failure !== 'TypeError')).toEqual([]);
     // Stored but never answered: at most the creates in flight when the process died.

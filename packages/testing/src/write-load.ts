@@ -92,6 +92,12 @@ export interface RestoreCheck {
 
 const key = (u: ListedUser): string => JSON.stringify([u.id, u.name, u.email, u.created_at]);
 
+/** The users answered 201 that a list does not hold as their answers gave them (id, name, email, created_at). */
+export function missingAcknowledged(acknowledged: Acknowledged[], listed: ListedUser[]): ListedUser[] {
+  const listedKeys = new Set(listed.map(key));
+  return acknowledged.map((a) => a.user).filter((user) => !listedKeys.has(key(user)));
+}
+
 /**
  * Sets a restored list against the users there before the load (`existing`), the load's 201s and
  * the backup's start and end (ms since the epoch, taken around the backup command).
