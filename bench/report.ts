@@ -78,5 +78,10 @@ export function formatSizeTable(rows: SizeRow[]): string {
 }
 
 export function formatTargets(targets: TargetCheck[]): string {
-  return targets.map((t) => `- ${t.met ? 'met   ' : 'MISSED'} ${t.name}: ${fixed(t.actual, 2)} (${t.comparison} ${t.limit})`).join('\n');
+  return targets
+    .map((t) => {
+      const line = `- ${t.met ? 'met   ' : 'MISSED'} ${t.name}: ${fixed(t.actual, 2)} (${t.comparison} ${t.limit})`;
+      return t.met || t.whyMissed === undefined ? line : `${line}. Why: ${t.whyMissed}`;
+    })
+    .join('\n');
 }

@@ -85,7 +85,7 @@ const settings: RunSettings = {
   },
   rounds: count('rounds', values.rounds, values.quick ? 1 : 5),
   warmupSeconds: values.quick ? 0 : 2,
-  startups: values.quick ? 1 : 3,
+  startups: values.quick ? 1 : 5,
   cpus: pinning,
   sizes: values.sizes?.split(',').map((s, i) => count(`sizes (item ${i + 1})`, s.trim(), 1)) ?? defaultSizes,
 };

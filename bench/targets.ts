@@ -8,6 +8,8 @@ export interface TargetCheck {
   comparison: 'at least' | 'at most';
   limit: number;
   met: boolean;
+  /** What keeps the target out of reach when it is missed, known from measurements: the page prints it beside a miss. */
+  whyMissed?: string;
 }
 
 export interface ScenarioResult {
@@ -17,12 +19,12 @@ export interface ScenarioResult {
   sizeRows?: SizeRow[];
 }
 
-export function atLeast(name: string, actual: number, limit: number): TargetCheck {
-  return { name, actual, comparison: 'at least', limit, met: actual >= limit };
+export function atLeast(name: string, actual: number, limit: number, whyMissed?: string): TargetCheck {
+  return { name, actual, comparison: 'at least', limit, met: actual >= limit, ...(whyMissed !== undefined && { whyMissed }) };
 }
 
-export function atMost(name: string, actual: number, limit: number): TargetCheck {
-  return { name, actual, comparison: 'at most', limit, met: actual <= limit };
+export function atMost(name: string, actual: number, limit: number, whyMissed?: string): TargetCheck {
+  return { name, actual, comparison: 'at most', limit, met: actual <= limit, ...(whyMissed !== undefined && { whyMissed }) };
 }
 
 export function rowOf(rows: Row[], route: string, label: string): Row {
@@ -38,14 +40,25 @@ export function throughputRatio(rows: Row[], route: string, subject: string, bas
   return row.ratio;
 }
 
+/** The median of the per-round ratios of one figure of a subject to another contender's on the same route. */
+function perRoundRatio(
+  rows: Row[],
+  route: string,
+  subject: string,
+  other: string,
+  figure: (round: Row['rounds'][number]) => number,
+): number {
+  const own = rowOf(rows, route, subject).rounds;
+  const theirs = rowOf(rows, route, other).rounds;
+  return median(own.map((r, round) => figure(r) / (theirs[round] === undefined ? Number.NaN : figure(theirs[round]))));
+}
+
 /**
  * Throughput of a subject over another contender of the same route (not the route's baseline),
  * the median of the per-round ratios: each round measures every contender back to back.
  */
 export function roundRatio(rows: Row[], route: string, subject: string, other: string): number {
-  const own = rowOf(rows, route, subject).rounds;
-  const theirs = rowOf(rows, route, other).rounds;
-  return median(own.map((r, round) => r.requestsPerSecond / (theirs[round]?.requestsPerSecond ?? Number.NaN)));
+  return perRoundRatio(rows, route, subject, other, (r) => r.requestsPerSecond);
 }
 
 /**
@@ -53,9 +66,12 @@ export function roundRatio(rows: Row[], route: string, subject: string, other: s
  * shared 2-core machine it moves far less than req/s from one run to the next.
  */
 export function cpuRatio(rows: Row[], route: string, subject: string, other: string): number {
-  const own = rowOf(rows, route, subject).rounds;
-  const theirs = rowOf(rows, route, other).rounds;
-  return median(own.map((r, round) => r.cpuUsPerRequest / (theirs[round]?.cpuUsPerRequest ?? Number.NaN)));
+  return perRoundRatio(rows, route, subject, other, (r) => r.cpuUsPerRequest);
+}
+
+/** p99 latency of a subject over another's, the median of the per-round ratios. */
+export function p99Ratio(rows: Row[], route: string, subject: string, other: string): number {
+  return perRoundRatio(rows, route, subject, other, (r) => r.p99Ms);
 }
 
 /**
@@ -74,8 +90,16 @@ export function ratioDropPoints(rows: Row[], route: string, withFeature: string,
   );
 }
 
-/** The targets every service shares: no errors, RSS after load against its baseline's, start-up time. */
-export function processTargets(rows: Row[], subject: string, baseline: string, startupLimitMs: number): TargetCheck[] {
+/** Issue 33: every service healthy this soon after it is spawned, as the image runs it. */
+const startupLimitMs = 200;
+const startupWhyMissed =
+  "most of it is loading modules: the service and its libraries (Fastify, TypeBox, Ajv, @fastify/swagger, pino) are several hundred files, each resolved and read by Node's ESM loader before the app is built; a bundle of each service is what would cut it, and the services do not ship one yet";
+
+/**
+ * The targets every service shares: no errors, RSS after load against its baseline's, start-up time.
+ * `rssWhyMissed`: what a service's design adds to its memory, where that is known.
+ */
+export function processTargets(rows: Row[], subject: string, baseline: string, rssWhyMissed?: string): TargetCheck[] {
   const own = rows.filter((r) => r.label === subject);
   const base = rows.filter((r) => r.label === baseline);
   const maxRss = (list: Row[]): number => Math.max(...list.map((r) => r.rssMb));
@@ -85,7 +109,7 @@ export function processTargets(rows: Row[], subject: string, baseline: string, s
       own.reduce((sum, r) => sum + r.errors, 0),
       0,
     ),
-    atMost(`${subject}: RSS after load / ${baseline}'s`, maxRss(own) / maxRss(base), 1.3),
-    atMost(`${subject}: start-up to healthy (ms)`, own[0]?.startupMs ?? Number.NaN, startupLimitMs),
+    atMost(`${subject}: RSS after load / ${baseline}'s`, maxRss(own) / maxRss(base), 1.3, rssWhyMissed),
+    atMost(`${subject}: start-up to healthy (ms)`, own[0]?.startupMs ?? Number.NaN, startupLimitMs, startupWhyMissed),
   ];
 }

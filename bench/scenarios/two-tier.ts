@@ -61,8 +61,8 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
       rows: [...backendRows, ...frontendRows],
       targets: [
         atLeast('C backend list: service / bare driver', throughputRatio(backendRows, listRoute.name, backend.label, bare.label), 0.8),
-        ...processTargets(backendRows, backend.label, bare.label, 1000),
-        ...processTargets(frontendRows, frontend.label, relay.label, 500),
+        ...processTargets(backendRows, backend.label, bare.label),
+        ...processTargets(frontendRows, frontend.label, relay.label),
       ],
     };
   } finally {
