@@ -15,9 +15,10 @@ export const bareSimple = 'bench/dist/baselines/bare-simple.js';
 
 const routes = ['/', '/api/users', '/health'];
 
-// Measured with callgrind, not assumed: A's answers run about as many user-space instructions as bare's.
+// Known from measurements: the METRICS=off row beside it, and callgrind (A's answers without the
+// counting run about as many user-space instructions as bare's).
 const cpuWhyMissed =
-  "the image's young-generation cap (NODE_OPTIONS, which bare runs without) collects more often, in a heap that also holds Fastify, TypeBox and Ajv, so the same instructions take longer; the cap keeps the streaming services' memory down";
+  "A counts every request for /metrics (the METRICS=off row shows what that costs), and the image's young-generation cap (NODE_OPTIONS, which bare runs without) collects more often in a heap that also holds Fastify, TypeBox and Ajv, so the same instructions take longer; the cap keeps the streaming services' memory down";
 
 /**
  * A: variant A against bare node:http serving the same bytes, and A again with METRICS=off (no
