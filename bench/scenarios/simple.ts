@@ -15,10 +15,10 @@ export const bareSimple = 'bench/dist/baselines/bare-simple.js';
 
 const routes = ['/', '/api/users', '/health'];
 
-// Known from measurements: the METRICS=off row beside it, and callgrind (A's answers without the
-// counting run about as many user-space instructions as bare's).
+// From callgrind (bench/README.md, "Instructions per request"): A's answers, counting included, run no more
+// user-space instructions than bare's; what is left is how long they take, not how many there are.
 const cpuWhyMissed =
-  "A counts every request for /metrics (the METRICS=off row shows what that costs), and the image's young-generation cap (NODE_OPTIONS, which bare runs without) collects more often in a heap that also holds Fastify, TypeBox and Ajv, so the same instructions take longer; the cap keeps the streaming services' memory down";
+  "A's answers run no more user-space instructions than bare's (callgrind, the counting for /metrics included), so the gap is time per instruction in a larger process (Fastify, TypeBox and Ajv in its heap, the image's young-generation cap, which bare runs without) or kernel time; the two are not separated yet";
 
 /**
  * A: variant A against bare node:http serving the same bytes, and A again with METRICS=off (no
