@@ -22,8 +22,10 @@ export const EMAIL_DOMAIN_MESSAGE =
  * Fastify's own Ajv coerces types (`{"name": 42}` would pass as "42", `?limit=1e2` as 100) and
  * drops what `additionalProperties: false` forbids instead of refusing it: the schemas here mean
  * what they say. `verbose` hands a failed value to the messages below; it costs nothing on success.
+ * `validateSchema: false`: the schemas are this package's constants, which its tests check against
+ * JSON Schema's meta-schema; checking them at every start would compile that meta-schema each time.
  */
-const options = { removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } as const;
+const options = { removeAdditional: false, useDefaults: false, allErrors: false, verbose: true, validateSchema: false } as const;
 const strict = new Ajv({ ...options, coerceTypes: false });
 // In a `u` regex a valid surrogate pair is one code point, so only lone halves match.
 strict.addFormat(UNICODE_TEXT, (text: string) => !/\p{Cs}/u.test(text));
@@ -42,8 +44,13 @@ function fromDigits(schema: { properties?: Record<string, { type?: unknown }> })
   return { ...schema, properties: Object.fromEntries(properties) as object };
 }
 
+/** The schema a part of a request is checked against: a query's integer parameters read from digits first. */
+export function checkedSchema(schema: object, httpPart: string | undefined): object {
+  return httpPart === 'querystring' ? fromDigits(schema) : schema;
+}
+
 const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  httpPart === 'querystring' ? numbering.compile(fromDigits(schema as object)) : strict.compile(schema as object);
+  (httpPart === 'querystring' ? numbering : strict).compile(checkedSchema(schema as object, httpPart));
 
 const hasNul = new RegExp(`[${NUL}]`, 'u');
 const emailParts: [RegExp, string][] = [

@@ -1,3 +1,4 @@
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import {
   EMAIL_DOMAIN_MESSAGE,
@@ -10,6 +11,7 @@ import {
   TRIMMED_CHARACTERS,
   userRequestChecks,
 } from '../src/index.js';
+import { checkedSchema } from '../src/request-checks.js';
 
 /** A part of a request as a route with userRequestChecks checks it: undefined when it passes, else the 400's message. */
 function checker(schema: object, part: 'body' | 'querystring'): (data: unknown) => string | undefined {
@@ -21,6 +23,18 @@ function checker(schema: object, part: 'body' | 'querystring'): (data: unknown) 
     return error.message;
   };
 }
+
+describe('the schemas checked', () => {
+  // The checks compile them without validating them (validateSchema: false): this is where they are.
+  it.each([
+    ['NewUserBody', NewUserBody, 'body'],
+    ['ListQuery', ListQuery, 'querystring'],
+  ] as const)('%s, as the %s is checked, is valid JSON Schema', (_name, schema, part) => {
+    const ajv = new Ajv({ strict: false });
+    expect(ajv.validateSchema(checkedSchema(schema, part)), ajv.errorsText()).toBe(true);
+    expect(ajv.validateSchema({ type: 'object', properties: { name: { type: 'strin' } } })).toBe(false);
+  });
+});
 
 const bodyError = checker(NewUserBody, 'body');
 const queryError = checker(ListQuery, 'querystring');
