@@ -56,13 +56,17 @@ ARG SERVICE
 RUN npx tsc -b packages/manifest/tsconfig.json \
  && node deploy/docker/pick-service.mjs "${SERVICE}" > /service.json
 
-# ---- build: compile the service ----
+# ---- build: compile the service and bundle it ----
 FROM service AS build
 COPY packages/ packages/
 COPY services/ services/
+COPY scripts/bundle-services.mjs scripts/
 ARG SERVICE
-# tsc -b compiles the service and exactly the workspaces it references; collect their JS.
+# tsc -b compiles the service and exactly the workspaces it references; the bundle (dist/bundle/,
+# what the image runs) spares Node resolving and reading hundreds of modules at every start.
+# Collect the JS.
 RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
+ && node scripts/bundle-services.mjs "${SERVICE}" \
  && for ws in packages/* services/*; do \
       if [ -d "$ws/dist" ]; then mkdir -p "/dist/$ws" && cp -r "$ws/dist" "/dist/$ws/"; fi; \
     done \
@@ -189,9 +193,10 @@ WORKDIR /app/services/${SERVICE}
 ENV PROBE_PORT=9000
 USER node
 # node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM
-# from docker stop reaches the service, which closes gracefully and exits 0.
+# from docker stop reaches the service, which closes gracefully and exits 0. The bundle leaves
+# the native addon and the Swagger UI's files to node_modules, which stays whole (and the SBOM's).
 ENTRYPOINT []
-CMD ["node", "dist/main.js"]
+CMD ["node", "dist/bundle/main.js"]
 
 # OCI labels; revision, version and created come from the builder (README, "Images"): a Dockerfile
 # cannot read them itself. Last, so a new revision rebuilds no layer.

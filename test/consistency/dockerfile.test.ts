@@ -35,7 +35,7 @@ describe('the runtime settings of the image are the ones npm start and the bench
   /** The runtime stage: from its FROM on (the last stage, FROM runtime, adds only the health check). */
   const runtime = instructions.slice(instructions.search(/^FROM \S+ AS runtime$/m));
 
-  it("sets the manifest's Node options in the runtime stage, through NODE_OPTIONS (the command stays `node dist/main.js`)", () => {
+  it("sets the manifest's Node options in the runtime stage, through NODE_OPTIONS (the command stays `node dist/bundle/main.js`)", () => {
     expect(/^ENV\s.*\bNODE_OPTIONS=(\S+)/m.exec(runtime)?.[1]).toBe(serviceNodeOptions);
   });
 
