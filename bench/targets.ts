@@ -90,13 +90,17 @@ export function ratioDropPoints(rows: Row[], route: string, withFeature: string,
   );
 }
 
-/** Issue 33: every service healthy this soon after it is spawned, as the image runs it. */
-const startupLimitMs = 200;
+/**
+ * Issue 33 asked for 200 ms where bare node:http started in 80-112 ms: about twice bare. Held to the
+ * baseline's start-up measured in the same run, because the bench starts each process pinned to one
+ * core, where bare node:http alone takes 190-380 ms on these machines.
+ */
+const startupLimitRatio = 2;
 const startupWhyMissed =
-  "most of it is loading modules: the service and its libraries (Fastify, TypeBox, Ajv, @fastify/swagger, pino) are several hundred files, each resolved and read by Node's ESM loader before the app is built; a bundle of each service is what would cut it, and the services do not ship one yet";
+  "the services start from one bundled file (scripts/bundle-services.mjs); what remains is V8 compiling that file, Node's built-ins Fastify loads (https and tls among them), and building the app: Fastify's plugins and Ajv compiling the routes' schemas";
 
 /**
- * The targets every service shares: no errors, RSS after load against its baseline's, start-up time.
+ * The targets every service shares: no errors, RSS and start-up time against its baseline's.
  * `rssWhyMissed`: what a service's design adds to its memory, where that is known.
  */
 export function processTargets(rows: Row[], subject: string, baseline: string, rssWhyMissed?: string): TargetCheck[] {
@@ -110,6 +114,11 @@ export function processTargets(rows: Row[], subject: string, baseline: string, r
       0,
     ),
     atMost(`${subject}: RSS after load / ${baseline}'s`, maxRss(own) / maxRss(base), 1.3, rssWhyMissed),
-    atMost(`${subject}: start-up to healthy (ms)`, own[0]?.startupMs ?? Number.NaN, startupLimitMs, startupWhyMissed),
+    atMost(
+      `${subject}: start-up to healthy / ${baseline}'s`,
+      (own[0]?.startupMs ?? Number.NaN) / (base[0]?.startupMs ?? Number.NaN),
+      startupLimitRatio,
+      startupWhyMissed,
+    ),
   ];
 }
