@@ -40,6 +40,9 @@ export interface FloodPhase {
   socketErrors: number;
   timeouts: number;
   p99Ms: number;
+  /** The server's CPU time (user + system) over the load, per 2xx answer and as a share of one core. */
+  cpuUsPerOk: number;
+  cpuPercent: number;
 }
 
 /** One server's line of the flood table. */
@@ -102,7 +105,12 @@ async function wrkOnce(url: string, connections: number, seconds: number, cpus: 
  * 10 s, searching for a free local port among its 16,000 connections to the same address and port, while
  * the server sat idle (test/containers/flood.test.ts has the measurement).
  */
-async function load(url: string, connections: number, seconds: number, cpus: string | undefined): Promise<FloodPhase> {
+async function load(
+  url: string,
+  connections: number,
+  seconds: number,
+  cpus: string | undefined,
+): Promise<Omit<FloodPhase, 'cpuUsPerOk' | 'cpuPercent'>> {
   const { hostname } = new URL(url);
   // 50 as 7, 7, 6, 6, 6, 6, 6, 6: every load has exactly its number of connections.
   const share = (i: number): number => Math.floor(connections / clients) + (i < connections % clients ? 1 : 0);
@@ -170,13 +178,21 @@ async function measureFlood(
   probeSocket: string | undefined,
 ): Promise<FloodRow> {
   const url = server.baseUrl + path;
+  // What the server's CPU went to: with it, a lower ratio reads as work (accepting connections,
+  // answering 503s) or as time the server sat idle.
+  const measured = async (connections: number, seconds: number): Promise<FloodPhase> => {
+    const [cpuBefore, started] = [server.cpuSeconds(), performance.now()];
+    const phase = await load(url, connections, seconds, settings.cpus.other);
+    const [cpu, elapsed] = [server.cpuSeconds() - cpuBefore, (performance.now() - started) / 1000];
+    return { ...phase, cpuUsPerOk: (cpu * 1e6) / (phase.okPerSecond * elapsed), cpuPercent: (100 * cpu) / elapsed };
+  };
   const calmLoad = async (): Promise<FloodPhase> => {
     if (settings.warmupSeconds > 0) await load(url, calmConnections, settings.warmupSeconds, settings.cpus.other);
-    return load(url, calmConnections, calmSeconds, settings.cpus.other);
+    return measured(calmConnections, calmSeconds);
   };
   const calm = await calmLoad();
   const stopProbing = startProbing(server.baseUrl, probeSocket);
-  const flood = await load(url, floodConnections, floodSeconds, settings.cpus.other).catch(async (error: unknown) => {
+  const flood = await measured(floodConnections, floodSeconds).catch(async (error: unknown) => {
     await stopProbing();
     throw error;
   });
@@ -286,12 +302,12 @@ export async function runFlood(
 /** The flood table as Markdown, like the suite's others. */
 export function formatFloodTable(rows: FloodRow[]): string {
   const lines = [
-    `| Server | cap | 2xx req/s at ${calmConnections}, before / after | 2xx req/s at ${floodConnections} | ratio | p99 ms at ${calmConnections} | p99 ms at ${floodConnections} | non-2xx | socket errors | timeouts | /health probes failed | worst probe ms | peak RSS MB |`,
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    `| Server | cap | 2xx req/s at ${calmConnections}, before / after | 2xx req/s at ${floodConnections} | ratio | CPU µs per 2xx at ${calmConnections} / at ${floodConnections} | CPU % at ${calmConnections} / at ${floodConnections} | p99 ms at ${calmConnections} | p99 ms at ${floodConnections} | non-2xx | socket errors | timeouts | /health probes failed | worst probe ms | peak RSS MB |`,
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.server} | ${r.capped ? `MAX_CONNECTIONS ${places}` : 'none'} | ${Math.round(r.calm.okPerSecond)} / ${Math.round(r.calmAfter.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(Math.max(r.calm.p99Ms, r.calmAfter.p99Ms), 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
+      `| ${r.server} | ${r.capped ? `MAX_CONNECTIONS ${places}` : 'none'} | ${Math.round(r.calm.okPerSecond)} / ${Math.round(r.calmAfter.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed((r.calm.cpuUsPerOk + r.calmAfter.cpuUsPerOk) / 2, 1)} / ${fixed(r.flood.cpuUsPerOk, 1)} | ${fixed((r.calm.cpuPercent + r.calmAfter.cpuPercent) / 2, 0)} / ${fixed(r.flood.cpuPercent, 0)} | ${fixed(Math.max(r.calm.p99Ms, r.calmAfter.p99Ms), 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
     );
   }
   return lines.join('\n');
