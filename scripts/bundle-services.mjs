@@ -10,7 +10,7 @@
 // The bundle sits one folder below dist/, like the compiled modules it replaces, so a path a
 // module computes relative to its own URL ('../../dist/browser/') still lands in the same place.
 import { readFile, rm } from 'node:fs/promises';
-import { basename, dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { isBuiltin } from 'node:module';
 import process from 'node:process';
 import { build } from 'esbuild';
@@ -34,7 +34,8 @@ async function bundle(entries, outdir) {
       builder.onResolve({ filter: /.*/ }, ({ path, kind, resolveDir }) => {
         if (kind !== 'dynamic-import') return undefined;
         if (!path.startsWith('.')) return { path, external: true };
-        return { path: `./${relative(outdir, join(resolveDir, path))}`, external: true };
+        // An import specifier: '/' between its segments on every system.
+        return { path: `./${relative(outdir, join(resolveDir, path)).split(sep).join('/')}`, external: true };
       });
     },
   };
@@ -56,7 +57,7 @@ async function bundle(entries, outdir) {
   const findWorkers = {
     name: 'find-workers',
     setup(builder) {
-      builder.onLoad({ filter: /\/(packages|services)\/[^/]+\/dist\/.*\.js$/ }, async ({ path }) => {
+      builder.onLoad({ filter: /[\\/](packages|services)[\\/][^\\/]+[\\/]dist[\\/].*\.js$/ }, async ({ path }) => {
         for (const [, args] of (await readFile(path, 'utf8')).matchAll(workerUrl)) {
           const file = jsLiteral.exec(args)?.[1];
           if (file !== undefined) workers.add(join(dirname(path), file));
