@@ -101,9 +101,14 @@ const startupWhyMissed =
 
 /**
  * The targets every service shares: no errors, RSS and start-up time against its baseline's.
- * `rssWhyMissed`: what a service's design adds to its memory, where that is known.
+ * `whyMissed`: what a service's design adds to its memory or its start-up, where that is known.
  */
-export function processTargets(rows: Row[], subject: string, baseline: string, rssWhyMissed?: string): TargetCheck[] {
+export function processTargets(
+  rows: Row[],
+  subject: string,
+  baseline: string,
+  whyMissed: { rss?: string; startup?: string } = {},
+): TargetCheck[] {
   const own = rows.filter((r) => r.label === subject);
   const base = rows.filter((r) => r.label === baseline);
   const maxRss = (list: Row[]): number => Math.max(...list.map((r) => r.rssMb));
@@ -113,12 +118,12 @@ export function processTargets(rows: Row[], subject: string, baseline: string, r
       own.reduce((sum, r) => sum + r.errors, 0),
       0,
     ),
-    atMost(`${subject}: RSS after load / ${baseline}'s`, maxRss(own) / maxRss(base), 1.3, rssWhyMissed),
+    atMost(`${subject}: RSS after load / ${baseline}'s`, maxRss(own) / maxRss(base), 1.3, whyMissed.rss),
     atMost(
       `${subject}: start-up to healthy / ${baseline}'s`,
       (own[0]?.startupMs ?? Number.NaN) / (base[0]?.startupMs ?? Number.NaN),
       startupLimitRatio,
-      startupWhyMissed,
+      whyMissed.startup === undefined ? startupWhyMissed : `${startupWhyMissed}; ${whyMissed.startup}`,
     ),
   ];
 }
