@@ -17,7 +17,7 @@ const about: Record<ScenarioId, { title: string; compares: string }> = {
   a: {
     title: 'Variant A',
     compares:
-      '`GET /`, `GET /api/users` and `GET /health` of variant A, with metrics and with `METRICS=off`, beside bare `node:http` returning the same bytes.',
+      '`GET /`, `GET /api/users` and `GET /health` of variant A, with metrics, with `METRICS=off` and on Node’s defaults (no young-generation cap), beside bare `node:http` returning the same bytes.',
   },
   proxy: {
     title: 'The reverse proxy',

@@ -69,6 +69,18 @@ export function cpuRatio(rows: Row[], route: string, subject: string, other: str
   return perRoundRatio(rows, route, subject, other, (r) => r.cpuUsPerRequest);
 }
 
+/**
+ * Server CPU time per request of a subject over another's, the median of the per-round ratios of
+ * several routes pooled: one figure for a service, from as many round pairs as its routes give.
+ */
+export function pooledCpuRatio(rows: Row[], routes: string[], subject: string, other: string): number {
+  const ratios = routes.flatMap((route) => {
+    const theirs = rowOf(rows, route, other).rounds;
+    return rowOf(rows, route, subject).rounds.map((r, round) => r.cpuUsPerRequest / (theirs[round]?.cpuUsPerRequest ?? Number.NaN));
+  });
+  return median(ratios);
+}
+
 /** p99 latency of a subject over another's, the median of the per-round ratios. */
 export function p99Ratio(rows: Row[], route: string, subject: string, other: string): number {
   return perRoundRatio(rows, route, subject, other, (r) => r.p99Ms);
