@@ -40,17 +40,19 @@ export function throughputRatio(rows: Row[], route: string, subject: string, bas
   return row.ratio;
 }
 
-/** The median of the per-round ratios of one figure of a subject to another contender's on the same route. */
-function perRoundRatio(
-  rows: Row[],
-  route: string,
-  subject: string,
-  other: string,
-  figure: (round: Row['rounds'][number]) => number,
-): number {
-  const own = rowOf(rows, route, subject).rounds;
+type Figure = (round: Row['rounds'][number]) => number;
+
+/** Round by round, one figure of a subject over another contender's on the same route. */
+function roundByRound(rows: Row[], route: string, subject: string, other: string, figure: Figure): number[] {
   const theirs = rowOf(rows, route, other).rounds;
-  return median(own.map((r, round) => figure(r) / (theirs[round] === undefined ? Number.NaN : figure(theirs[round]))));
+  return rowOf(rows, route, subject).rounds.map(
+    (r, round) => figure(r) / (theirs[round] === undefined ? Number.NaN : figure(theirs[round])),
+  );
+}
+
+/** The median of the per-round ratios of one figure of a subject to another contender's on the same route. */
+function perRoundRatio(rows: Row[], route: string, subject: string, other: string, figure: Figure): number {
+  return median(roundByRound(rows, route, subject, other, figure));
 }
 
 /**
@@ -74,11 +76,7 @@ export function cpuRatio(rows: Row[], route: string, subject: string, other: str
  * several routes pooled: one figure for a service, from as many round pairs as its routes give.
  */
 export function pooledCpuRatio(rows: Row[], routes: string[], subject: string, other: string): number {
-  const ratios = routes.flatMap((route) => {
-    const theirs = rowOf(rows, route, other).rounds;
-    return rowOf(rows, route, subject).rounds.map((r, round) => r.cpuUsPerRequest / (theirs[round]?.cpuUsPerRequest ?? Number.NaN));
-  });
-  return median(ratios);
+  return median(routes.flatMap((route) => roundByRound(rows, route, subject, other, (r) => r.cpuUsPerRequest)));
 }
 
 /** p99 latency of a subject over another's, the median of the per-round ratios. */
@@ -111,26 +109,26 @@ const startupLimitRatio = 2;
 const startupWhyMissed =
   "the services start from one bundled file (scripts/bundle-services.mjs); what remains is V8 compiling that file, Node's built-ins Fastify loads (https and tls among them), and building the app: Fastify's plugins and Ajv compiling the routes' schemas";
 
-/**
- * The targets every service shares: no errors, RSS and start-up time against its baseline's.
- * `whyMissed`: what a service's design adds to its memory or its start-up, where that is known.
- */
-export function processTargets(
-  rows: Row[],
-  subject: string,
-  baseline: string,
-  whyMissed: { rss?: string; startup?: string } = {},
-): TargetCheck[] {
+/** What a service's design adds to its memory or its start-up, where that is known. */
+export interface ProcessWhyMissed {
+  rss?: string;
+  startup?: string;
+}
+
+/** A contender's RSS after load: the largest of its rows' readings. */
+export const rssAfterLoad = (rows: Row[], label: string): number => Math.max(...rows.filter((r) => r.label === label).map((r) => r.rssMb));
+
+/** The targets every service shares: no errors, RSS and start-up time against its baseline's. */
+export function processTargets(rows: Row[], subject: string, baseline: string, whyMissed: ProcessWhyMissed = {}): TargetCheck[] {
   const own = rows.filter((r) => r.label === subject);
   const base = rows.filter((r) => r.label === baseline);
-  const maxRss = (list: Row[]): number => Math.max(...list.map((r) => r.rssMb));
   return [
     atMost(
       `${subject}: errors under load`,
       own.reduce((sum, r) => sum + r.errors, 0),
       0,
     ),
-    atMost(`${subject}: RSS after load / ${baseline}'s`, maxRss(own) / maxRss(base), 1.3, whyMissed.rss),
+    atMost(`${subject}: RSS after load / ${baseline}'s`, rssAfterLoad(rows, subject) / rssAfterLoad(rows, baseline), 1.3, whyMissed.rss),
     atMost(
       `${subject}: start-up to healthy / ${baseline}'s`,
       (own[0]?.startupMs ?? Number.NaN) / (base[0]?.startupMs ?? Number.NaN),

@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Route, type Row, type RunSettings } from '../measure.js';
 import { nodeServer, serviceServer, startServer, type ServerProcess } from '../server-process.js';
-import { atLeast, processTargets, roundRatio, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
+import {
+  atLeast,
+  processTargets,
+  roundRatio,
+  throughputRatio,
+  type ProcessWhyMissed,
+  type ScenarioResult,
+  type TargetCheck,
+} from '../targets.js';
 
 export const bareDatabase = 'bench/dist/baselines/bare-database.js';
 export const listRoute: Route = { ...getRoute('/api/users'), name: 'GET /api/users (100 rows)' };
@@ -52,7 +60,7 @@ async function runStore(
   createTarget: number,
   alsoCreating: { label: string; env: Record<string, string> }[] = [],
   otherSettings: { label: string; env: Record<string, string> }[] = [],
-  whyMissed: { rss?: string; startup?: string } = {},
+  whyMissed: ProcessWhyMissed = {},
 ) {
   const subject = await startMeasured(serviceServer(`database (${store})`, 'database', env, settings.cpus.server), settings.startups);
   const started = [subject];
@@ -101,7 +109,7 @@ async function runStore(
 }
 
 // What the SQLite store's group commit adds to its memory and start-up, beside the bare driver on the main thread.
-const sqliteWhyMissed = {
+const sqliteWhyMissed: ProcessWhyMissed = {
   rss: 'the store writes through a worker_thread (group commit, its syncs off the event loop), which is a second V8 isolate with its own heap and its own SQLite connection',
   startup:
     "and the SQLite store's writer thread boots a Node environment of its own before the first /health answers, on the same core here (a CPU profile of one start: 157 ms in that thread)",

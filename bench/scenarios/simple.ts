@@ -6,6 +6,7 @@ import {
   pooledCpuRatio,
   processTargets,
   ratioDropPoints,
+  rssAfterLoad,
   throughputRatio,
   type ScenarioResult,
   type TargetCheck,
@@ -23,7 +24,7 @@ const routeName = (path: string): string => `GET ${path}`;
  * young-generation cap adds, and what it saves in memory.
  */
 function whyMissed(rows: Row[], paths: string[], subject: string, onDefaults: string, baseline: string): string {
-  const rss = (label: string): number => Math.max(...rows.filter((r) => r.label === label).map((r) => r.rssMb));
+  const rss = (label: string): number => rssAfterLoad(rows, label);
   const cpu = (label: string): string => pooledCpuRatio(rows, paths.map(routeName), label, baseline).toFixed(2);
   return (
     `in the same rounds A took ${cpu(subject)} of bare's CPU per request, and ${cpu(onDefaults)} on Node's defaults, without the image's young-generation cap; A's answers run no more user-space instructions than bare's (callgrind). ` +
