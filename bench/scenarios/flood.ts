@@ -45,6 +45,10 @@ export interface FloodPhase {
   cpuPercent: number;
 }
 
+/** A figure of the two calm loads (50 connections before the flood and after it), their mean. */
+const calmMean = (row: Pick<FloodRow, 'calm' | 'calmAfter'>, figure: (phase: FloodPhase) => number): number =>
+  (figure(row.calm) + figure(row.calmAfter)) / 2;
+
 /** One server's line of the flood table. */
 export interface FloodRow {
   server: string;
@@ -205,7 +209,7 @@ async function measureFlood(
     calm,
     calmAfter,
     flood,
-    ratio: flood.okPerSecond / ((calm.okPerSecond + calmAfter.okPerSecond) / 2),
+    ratio: flood.okPerSecond / calmMean({ calm, calmAfter }, (phase) => phase.okPerSecond),
     probes: probes.length,
     failedProbes: probes.length - answered.length,
     // A probe with no 200 counts as the whole timeout.
@@ -244,8 +248,8 @@ function floodTargets(row: FloodRow): TargetCheck[] {
   const name = `Flood ${row.server}`;
   // The ratio is, up to the averaging of the two calm loads, the server's CPU share under the flood over
   // its calm one times its calm CPU per 2xx over the flood's: time it waited, and work the flood cost it.
-  const calmShare = (row.calm.cpuPercent + row.calmAfter.cpuPercent) / 2;
-  const calmPerOk = (row.calm.cpuUsPerOk + row.calmAfter.cpuUsPerOk) / 2;
+  const calmShare = calmMean(row, (phase) => phase.cpuPercent);
+  const calmPerOk = calmMean(row, (phase) => phase.cpuUsPerOk);
   const whyMissed =
     `the ratio is about the server's CPU share under the flood over its calm one (${row.flood.cpuPercent.toFixed(0)}% / ${calmShare.toFixed(0)}% = ${(row.flood.cpuPercent / calmShare).toFixed(2)}) ` +
     `times its calm CPU per 2xx over the flood's (${calmPerOk.toFixed(1)} / ${row.flood.cpuUsPerOk.toFixed(1)} µs = ${(calmPerOk / row.flood.cpuUsPerOk).toFixed(2)}): ` +
@@ -315,7 +319,13 @@ export function formatFloodTable(rows: FloodRow[]): string {
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.server} | ${r.capped ? `MAX_CONNECTIONS ${places}` : 'none'} | ${Math.round(r.calm.okPerSecond)} / ${Math.round(r.calmAfter.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed((r.calm.cpuUsPerOk + r.calmAfter.cpuUsPerOk) / 2, 1)} / ${fixed(r.flood.cpuUsPerOk, 1)} | ${fixed((r.calm.cpuPercent + r.calmAfter.cpuPercent) / 2, 0)} / ${fixed(r.flood.cpuPercent, 0)} | ${fixed(Math.max(r.calm.p99Ms, r.calmAfter.p99Ms), 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
+      `| ${r.server} | ${r.capped ? `MAX_CONNECTIONS ${places}` : 'none'} | ${Math.round(r.calm.okPerSecond)} / ${Math.round(r.calmAfter.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(
+        calmMean(r, (phase) => phase.cpuUsPerOk),
+        1,
+      )} / ${fixed(r.flood.cpuUsPerOk, 1)} | ${fixed(
+        calmMean(r, (phase) => phase.cpuPercent),
+        0,
+      )} / ${fixed(r.flood.cpuPercent, 0)} | ${fixed(Math.max(r.calm.p99Ms, r.calmAfter.p99Ms), 1)} | ${fixed(r.flood.p99Ms, 0)} | ${r.flood.non2xx} | ${r.flood.socketErrors} | ${r.flood.timeouts} | ${r.failedProbes} of ${r.probes} | ${fixed(r.worstProbeMs, 0)} | ${fixed(r.peakRssMb, 0)} |`,
     );
   }
   return lines.join('\n');
