@@ -83,7 +83,7 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
   };
 
   const writer = new SqliteWriterThread(file, options.onWriterStart);
-  writer.started();
+  let firstProbe = true;
   const creates = new WriteBatcher<NewUser, User>((users) => writer.write(users), options);
 
   return {
@@ -102,8 +102,16 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
     // The span covers the wait for the batch as well as its transaction: what the request waited for.
     create: (user: NewUser) => traceStatement(insertStatement, () => creates.submit(user)),
     // Both connections: the list needs this one, creates the writer's (a dead writer is started again).
+    // The writer thread boots a Node environment of its own: the first probe starts it and answers for
+    // this connection alone, which opened the same file, so the service is healthy without waiting for
+    // that boot; every later probe asks the writer too.
     ping: async (timeoutMs: number) => {
       const read = await run(() => Boolean(probe.get()?.ok), probeStatement).catch(() => false);
+      if (firstProbe) {
+        firstProbe = false;
+        writer.started();
+        return read;
+      }
       return read && (await writer.ping(timeoutMs));
     },
     // Creates already accepted are written and answered first; the writer's connection closes last,

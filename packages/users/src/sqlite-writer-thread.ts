@@ -89,7 +89,7 @@ export class SqliteWriterThread {
     });
   }
 
-  /** Starts the thread unless it runs; the store starts it at once, so that it loads beside the service's own start-up. */
+  /** Starts the thread unless it runs. */
   started(): Worker {
     if (this.worker !== undefined) return this.worker;
     const worker = new Worker(writerUrl, { workerData: { file: this.file } satisfies WriterData });

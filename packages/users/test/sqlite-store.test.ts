@@ -48,6 +48,36 @@ describe('SQLite adapter: its writer thread', () => {
     }
   });
 
+  it('is started by the first probe, which answers without waiting for its boot; later probes wait for it', async () => {
+    const online: boolean[] = [];
+    const store = createSqliteStore(join(dir, 'probe'), {
+      onWriterStart: (worker) => {
+        const index = online.push(false) - 1;
+        worker.once('online', () => (online[index] = true));
+      },
+    });
+    try {
+      expect(online).toEqual([]);
+      expect(await store.ping(1_000)).toBe(true);
+      expect(online).toEqual([false]);
+      expect(await store.ping(1_000)).toBe(true);
+      expect(online).toEqual([true]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('makes every probe after the first report the database disconnected when it cannot run', async () => {
+    const store = createSqliteStore(join(dir, 'broken'), { onWriterStart: (worker) => void worker.terminate() });
+    try {
+      expect(await store.ping(1_000)).toBe(true);
+      expect(await store.ping(1_000)).toBe(false);
+      expect(await store.ping(1_000)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('ends with close(), which leaves the file whole without its -wal', async () => {
     const exits: Promise<unknown[]>[] = [];
     const dataDir = join(dir, 'close');
