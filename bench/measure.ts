@@ -60,15 +60,31 @@ export function median(values: number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
-/** Starts a server `times` times and keeps the last one, reporting the median start-up time. */
-export async function startMeasured(spec: ServerSpec, times: number): Promise<ServerProcess> {
-  const startups: number[] = [];
-  for (let i = 1; ; i++) {
-    const server = await startServer(spec);
-    startups.push(server.startupMs);
-    if (i >= times) return { ...server, startupMs: median(startups) };
-    await server.stop();
+/**
+ * Starts each server `times` times, one after the other in each round and in the reverse order every
+ * other round, as the load rounds run, so that a drift of the machine (the previous scenario's
+ * writes still flushing, a warming page cache) falls on all of them alike. Keeps the last start of
+ * each, reporting its median start-up time; a start that fails stops the ones running.
+ */
+export async function startMeasured(specs: ServerSpec[], times: number): Promise<ServerProcess[]> {
+  const startups = specs.map(() => [] as number[]);
+  const running: ServerProcess[] = [];
+  try {
+    for (let round = 1; round <= times; round++) {
+      const order = specs.map((_, i) => i);
+      if (round % 2 === 0) order.reverse();
+      for (const i of order) {
+        const server = await startServer(specs[i] as ServerSpec);
+        startups[i]?.push(server.startupMs);
+        if (round < times) await server.stop();
+        else running[i] = server;
+      }
+    }
+  } catch (error) {
+    await Promise.all(running.filter(Boolean).map((server) => server.stop()));
+    throw error;
   }
+  return running.map((server, i) => ({ ...server, startupMs: median(startups[i] ?? []) }));
 }
 
 async function measureRound(

@@ -4,15 +4,7 @@ import { join } from 'node:path';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Route, type Row, type RunSettings } from '../measure.js';
 import { nodeServer, serviceServer, startServer, type ServerProcess } from '../server-process.js';
-import {
-  atLeast,
-  processTargets,
-  roundRatio,
-  throughputRatio,
-  type ProcessWhyMissed,
-  type ScenarioResult,
-  type TargetCheck,
-} from '../targets.js';
+import { atLeast, processTargets, roundRatio, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
 
 export const bareDatabase = 'bench/dist/baselines/bare-database.js';
 export const listRoute: Route = { ...getRoute('/api/users'), name: 'GET /api/users (100 rows)' };
@@ -47,8 +39,8 @@ async function bodyOf(url: string): Promise<Buffer> {
  * B on one store: the service and the bare driver baseline on the same database, list before
  * create. The list must be at least `listTarget` times the baseline's throughput, on the same
  * bytes: the two bodies are compared once, byte for byte, before timing. `alsoCreating`: more
- * bare servers measured on the create route only, in the same rounds. `whyMissed`: what the store's design
- * adds to the service's memory and start-up, where that is known.
+ * bare servers measured on the create route only, in the same rounds. `rssWhyMissed`: what the store's
+ * design adds to the service's memory, where that is known.
  */
 async function runStore(
   scenario: string,
@@ -60,14 +52,18 @@ async function runStore(
   createTarget: number,
   alsoCreating: { label: string; env: Record<string, string> }[] = [],
   otherSettings: { label: string; env: Record<string, string> }[] = [],
-  whyMissed: ProcessWhyMissed = {},
+  rssWhyMissed?: string,
 ) {
-  const subject = await startMeasured(serviceServer(`database (${store})`, 'database', env, settings.cpus.server), settings.startups);
-  const started = [subject];
+  const [subject, baseline] = (await startMeasured(
+    [
+      serviceServer(`database (${store})`, 'database', env, settings.cpus.server),
+      nodeServer(`bare node:http + ${driver}`, bareDatabase, env, settings.cpus.server),
+    ],
+    settings.startups,
+  )) as [ServerProcess, ServerProcess];
+  const started = [subject, baseline];
   try {
     await seedUsers(subject, 100);
-    const baseline = await startServer(nodeServer(`bare node:http + ${driver}`, bareDatabase, env, settings.cpus.server));
-    started.push(baseline);
     const [own, bare] = await Promise.all([subject, baseline].map((server) => bodyOf(server.baseUrl + listRoute.path)));
     const sameBody = own !== undefined && bare !== undefined && own.equals(bare);
     if (!sameBody) process.stderr.write(`bench: ${scenario} list: the service's body differs from the baseline's\n`);
@@ -100,7 +96,7 @@ async function runStore(
       atLeast(`${scenario} list: same body as the bare driver's, byte for byte (1 = yes)`, sameBody ? 1 : 0, 1),
       atLeast(`${scenario} list: service / bare driver`, ratio(listRoute), listTarget),
       atLeast(`${scenario} create: service / bare driver`, ratio(createRoute), createTarget),
-      ...processTargets(rows, subject.label, baseline.label, whyMissed),
+      ...processTargets(rows, subject.label, baseline.label, rssWhyMissed),
     ];
     return { rows, targets, subject };
   } finally {
@@ -108,12 +104,9 @@ async function runStore(
   }
 }
 
-// What the SQLite store's group commit adds to its memory and start-up, beside the bare driver on the main thread.
-const sqliteWhyMissed: ProcessWhyMissed = {
-  rss: 'the store writes through a worker_thread (group commit, its syncs off the event loop), which is a second V8 isolate with its own heap and its own SQLite connection',
-  startup:
-    "and the SQLite store's writer thread boots a Node environment of its own before the first /health answers, on the same core here (a CPU profile of one start: 157 ms in that thread)",
-};
+// What the SQLite store's group commit adds to its memory, beside the bare driver on the main thread.
+const sqliteRssWhyMissed =
+  'the store writes through a worker_thread (group commit, its syncs off the event loop), which is a second V8 isolate with its own heap and its own SQLite connection';
 
 /** B: variant B on PostgreSQL and on the SQLite file, each against the bare driver. */
 export async function runDatabase(settings: RunSettings, postgres: () => Promise<TestPostgres | undefined>): Promise<ScenarioResult> {
@@ -161,7 +154,7 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
       0.8,
       [{ label: unsynced, env: { SQLITE_SYNCHRONOUS: 'NORMAL' } }],
       [],
-      sqliteWhyMissed,
+      sqliteRssWhyMissed,
     );
     rows.push(...result.rows);
     targets.push(...result.targets);

@@ -64,8 +64,14 @@ export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
   const started: ServerProcess[] = [upstream];
   const cleanups: (() => void)[] = [];
   try {
-    const proxy = await startMeasured(serviceServer('proxy', 'proxy', proxyEnv, settings.cpus.server), settings.startups);
-    started.push(proxy);
+    const [proxy, relay] = (await startMeasured(
+      [
+        serviceServer('proxy', 'proxy', proxyEnv, settings.cpus.server),
+        nodeServer('bare node:http + undici', bareRelay, { BACKEND_URL: upstreamUrl }, settings.cpus.server),
+      ],
+      settings.startups,
+    )) as [ServerProcess, ServerProcess];
+    started.push(proxy, relay);
     // The same proxy on Node's defaults, as the peers and the bare relay run: the image's young-generation
     // cap (the manifest's serviceNodeOptions) holds the RSS of a large relayed body down and costs CPU per request.
     const onDefaults = await startServer(
@@ -78,8 +84,6 @@ export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
       peers.push(peer);
       started.push(peer);
     }
-    const relay = await startServer(nodeServer('bare node:http + undici', bareRelay, { BACKEND_URL: upstreamUrl }, settings.cpus.server));
-    started.push(relay);
     const contenders = [proxy, onDefaults, ...peers, relay, upstream];
     if (nginxInstalled()) {
       // The tuned one last: the baseline of every ratio in the table.

@@ -1,5 +1,5 @@
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
-import { nodeServer, serviceServer } from '../server-process.js';
+import { nodeServer, serviceServer, type ServerProcess } from '../server-process.js';
 import {
   atLeast,
   atMost,
@@ -39,16 +39,15 @@ function whyMissed(rows: Row[], paths: string[], subject: string, onDefaults: st
  * (issue 12: under 5), and what the cap costs in CPU and saves in memory.
  */
 export async function runSimple(settings: RunSettings): Promise<ScenarioResult> {
-  const subject = await startMeasured(serviceServer('simple', 'simple', {}, settings.cpus.server), settings.startups);
-  const withoutMetrics = await startMeasured(
-    serviceServer('simple, METRICS=off', 'simple', { METRICS: 'off' }, settings.cpus.server),
+  const [subject, withoutMetrics, onDefaults, baseline] = (await startMeasured(
+    [
+      serviceServer('simple', 'simple', {}, settings.cpus.server),
+      serviceServer('simple, METRICS=off', 'simple', { METRICS: 'off' }, settings.cpus.server),
+      serviceServer('simple, Node defaults', 'simple', { NODE_OPTIONS: '' }, settings.cpus.server),
+      nodeServer('bare node:http', bareSimple, {}, settings.cpus.server),
+    ],
     settings.startups,
-  );
-  const onDefaults = await startMeasured(
-    serviceServer('simple, Node defaults', 'simple', { NODE_OPTIONS: '' }, settings.cpus.server),
-    settings.startups,
-  );
-  const baseline = await startMeasured(nodeServer('bare node:http', bareSimple, {}, settings.cpus.server), settings.startups);
+  )) as [ServerProcess, ServerProcess, ServerProcess, ServerProcess];
   try {
     const rows: Row[] = [];
     for (const path of routes) {

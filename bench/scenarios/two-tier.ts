@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
-import { nodeServer, serviceServer, startServer, type ServerProcess } from '../server-process.js';
+import { nodeServer, serviceServer, startServer, type ServerProcess, type ServerSpec } from '../server-process.js';
 import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
 import { bareDatabase, listRoute } from './database.js';
 import { bareRelay } from './proxy.js';
@@ -29,29 +29,29 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
   if (server === undefined) return { rows: [], targets: [] };
   const env = { DATABASE_URL: await server.createDatabase() };
   const started: ServerProcess[] = [];
-  const start = async (promise: Promise<ServerProcess>): Promise<ServerProcess> => {
-    const process = await promise;
-    started.push(process);
-    return process;
+  /** The servers of a pair started together (startMeasured), subject first, the baseline second. */
+  const startPair = async (subject: ServerSpec, baseline: ServerSpec): Promise<[ServerProcess, ServerProcess]> => {
+    const pair = (await startMeasured([subject, baseline], settings.startups)) as [ServerProcess, ServerProcess];
+    started.push(...pair);
+    return pair;
   };
   try {
-    const backend = await start(
-      startMeasured(serviceServer('backend (PostgreSQL)', 'backend', env, settings.cpus.server), settings.startups),
+    const [backend, bare] = await startPair(
+      serviceServer('backend (PostgreSQL)', 'backend', env, settings.cpus.server),
+      nodeServer('bare node:http + pg', bareDatabase, env, settings.cpus.server),
     );
     await seedTable(env.DATABASE_URL, 100);
-    const bare = await start(startServer(nodeServer('bare node:http + pg', bareDatabase, env, settings.cpus.server)));
     const backendRows: Row[] = [];
     for (const route of [listRoute, getRoute('/health')])
       backendRows.push(...(await measureRoute('C backend', route, [backend, bare], settings)));
     await Promise.all([backend.stop(), bare.stop()]);
 
-    const upstream = await start(startServer(serviceServer('backend', 'backend', env, settings.cpus.other)));
+    const upstream = await startServer(serviceServer('backend', 'backend', env, settings.cpus.other));
+    started.push(upstream);
     const frontendEnv = { BACKEND_URL: upstream.baseUrl };
-    const frontend = await start(
-      startMeasured(serviceServer('frontend', 'frontend', frontendEnv, settings.cpus.server), settings.startups),
-    );
-    const relay = await start(
-      startServer(nodeServer('bare node:http + undici', bareRelay, { ...frontendEnv, LOCAL_HEALTH: '1' }, settings.cpus.server)),
+    const [frontend, relay] = await startPair(
+      serviceServer('frontend', 'frontend', frontendEnv, settings.cpus.server),
+      nodeServer('bare node:http + undici', bareRelay, { ...frontendEnv, LOCAL_HEALTH: '1' }, settings.cpus.server),
     );
     const frontendRows: Row[] = [];
     for (const route of [listRoute, getRoute('/health')])
