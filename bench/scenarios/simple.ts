@@ -3,6 +3,7 @@ import { nodeServer, serviceServer, type ServerProcess } from '../server-process
 import {
   atLeast,
   atMost,
+  cpuRatio,
   pooledCpuRatio,
   processTargets,
   ratioDropPoints,
@@ -58,6 +59,8 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
         `A GET ${path}: ratio drop with metrics on, points`,
         ratioDropPoints(rows, routeName(path), subject.label, withoutMetrics.label, baseline.label),
         5,
+        `in the same rounds A took ${cpuRatio(rows, routeName(path), subject.label, withoutMetrics.label).toFixed(2)} of its own CPU per request with METRICS=off: ` +
+          "what counting each request (prom-client's counter and histogram) costs on one core, where req/s follows the CPU per request",
       ),
     );
     return {
