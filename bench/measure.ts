@@ -66,7 +66,10 @@ export function median(values: number[]): number {
  * writes still flushing, a warming page cache) falls on all of them alike. Keeps the last start of
  * each, reporting its median start-up time; a start that fails stops the ones running.
  */
-export async function startMeasured(specs: ServerSpec[], times: number): Promise<ServerProcess[]> {
+export async function startMeasured<const Specs extends readonly ServerSpec[]>(
+  specs: Specs,
+  times: number,
+): Promise<{ -readonly [K in keyof Specs]: ServerProcess }> {
   const startups = specs.map(() => [] as number[]);
   const running: ServerProcess[] = [];
   try {
@@ -84,7 +87,10 @@ export async function startMeasured(specs: ServerSpec[], times: number): Promise
     await Promise.all(running.filter(Boolean).map((server) => server.stop()));
     throw error;
   }
-  return running.map((server, i) => ({ ...server, startupMs: median(startups[i] ?? []) }));
+  // One server per spec, in the specs' order: the tuple the caller destructures.
+  return running.map((server, i) => ({ ...server, startupMs: median(startups[i] ?? []) })) as {
+    -readonly [K in keyof Specs]: ServerProcess;
+  };
 }
 
 async function measureRound(

@@ -54,13 +54,13 @@ async function runStore(
   otherSettings: { label: string; env: Record<string, string> }[] = [],
   rssWhyMissed?: string,
 ) {
-  const [subject, baseline] = (await startMeasured(
+  const [subject, baseline] = await startMeasured(
     [
       serviceServer(`database (${store})`, 'database', env, settings.cpus.server),
       nodeServer(`bare node:http + ${driver}`, bareDatabase, env, settings.cpus.server),
     ],
     settings.startups,
-  )) as [ServerProcess, ServerProcess];
+  );
   const started = [subject, baseline];
   try {
     await seedUsers(subject, 100);

@@ -64,13 +64,13 @@ export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
   const started: ServerProcess[] = [upstream];
   const cleanups: (() => void)[] = [];
   try {
-    const [proxy, relay] = (await startMeasured(
+    const [proxy, relay] = await startMeasured(
       [
         serviceServer('proxy', 'proxy', proxyEnv, settings.cpus.server),
         nodeServer('bare node:http + undici', bareRelay, { BACKEND_URL: upstreamUrl }, settings.cpus.server),
       ],
       settings.startups,
-    )) as [ServerProcess, ServerProcess];
+    );
     started.push(proxy, relay);
     // The same proxy on Node's defaults, as the peers and the bare relay run: the image's young-generation
     // cap (the manifest's serviceNodeOptions) holds the RSS of a large relayed body down and costs CPU per request.

@@ -1,5 +1,5 @@
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
-import { nodeServer, serviceServer, type ServerProcess } from '../server-process.js';
+import { nodeServer, serviceServer } from '../server-process.js';
 import {
   atLeast,
   atMost,
@@ -40,7 +40,7 @@ function whyMissed(rows: Row[], paths: string[], subject: string, onDefaults: st
  * (issue 12: under 5), and what the cap costs in CPU and saves in memory.
  */
 export async function runSimple(settings: RunSettings): Promise<ScenarioResult> {
-  const [subject, withoutMetrics, onDefaults, baseline] = (await startMeasured(
+  const [subject, withoutMetrics, onDefaults, baseline] = await startMeasured(
     [
       serviceServer('simple', 'simple', {}, settings.cpus.server),
       serviceServer('simple, METRICS=off', 'simple', { METRICS: 'off' }, settings.cpus.server),
@@ -48,7 +48,7 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
       nodeServer('bare node:http', bareSimple, {}, settings.cpus.server),
     ],
     settings.startups,
-  )) as [ServerProcess, ServerProcess, ServerProcess, ServerProcess];
+  );
   try {
     const rows: Row[] = [];
     for (const path of routes) {

@@ -46,10 +46,7 @@ export async function runTraces(settings: RunSettings): Promise<ScenarioResult> 
     traced: boolean,
   ): Promise<ServerProcess> => {
     const tracing: Record<string, string> = traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url } : {};
-    const [server] = (await startMeasured(
-      [serviceServer(label, service, { ...env, ...tracing }, settings.cpus.server)],
-      settings.startups,
-    )) as [ServerProcess];
+    const [server] = await startMeasured([serviceServer(label, service, { ...env, ...tracing }, settings.cpus.server)], settings.startups);
     started.push(server);
     return server;
   };

@@ -31,7 +31,7 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
   const started: ServerProcess[] = [];
   /** The servers of a pair started together (startMeasured), subject first, the baseline second. */
   const startPair = async (subject: ServerSpec, baseline: ServerSpec): Promise<[ServerProcess, ServerProcess]> => {
-    const pair = (await startMeasured([subject, baseline], settings.startups)) as [ServerProcess, ServerProcess];
+    const pair = await startMeasured([subject, baseline], settings.startups);
     started.push(...pair);
     return pair;
   };
