@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { copierHookContract } from '@svc/testing/contract/copier-hook';
 import { fakeStore } from '@svc/testing/fake-store';
 import { createBackendApp } from '../src/app.js';
 
@@ -30,3 +31,5 @@ describe('variant C backend app (in-process, fake store)', () => {
     await app.close();
   });
 });
+
+copierHookContract(() => createBackendApp({ logger: false, store: fakeStore({}) }));

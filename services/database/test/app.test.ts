@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@svc/users';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { copierHookContract } from '@svc/testing/contract/copier-hook';
 import { fakeStore } from '@svc/testing/fake-store';
 import { createDatabaseApp } from '../src/app.js';
 
@@ -170,3 +171,5 @@ describe('variant B app (in-process, fake store)', () => {
     });
   });
 });
+
+copierHookContract(() => createDatabaseApp({ logger: false, store: fakeStore({}) }));

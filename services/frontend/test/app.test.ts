@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { copierHookContract } from '@svc/testing/contract/copier-hook';
 import { createFrontendApp } from '../src/app.js';
 import type { BackendClient } from '../src/backend-client.js';
 
@@ -47,3 +48,5 @@ describe('variant C frontend app (in-process)', () => {
     await app.close();
   });
 });
+
+copierHookContract(() => createFrontendApp({ logger: false, backend: unusedBackend() }));

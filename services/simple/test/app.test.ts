@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { isoUtc } from '@svc/testing/contract/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copierHookContract } from '@svc/testing/contract/copier-hook';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createSimpleApp } from '../src/app.js';
 import { readConfig } from '../src/config.js';
 
@@ -78,37 +79,4 @@ describe('variant A with METRICS=off', () => {
   });
 });
 
-describe('variant A over a socket: its GET routes answered before routing, as the routes answer', () => {
-  const app = createSimpleApp({ logger: false, environment: 'staging' });
-  let base = '';
-  beforeAll(async () => {
-    base = await app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(() => app.close());
-
-  it.each(['/', '/health', '/api/users'])('GET %s: the body inject() gets, the same headers, counted under its route', async (path) => {
-    const routed = await app.inject({ method: 'GET', url: path });
-    const direct = await fetch(`${base}${path}`, { headers: { 'x-request-id': 'direct-1' } });
-    expect(direct.status).toBe(200);
-    const body = (await direct.json()) as Record<string, unknown>;
-    const expected = routed.json<Record<string, unknown>>();
-    // The greeting's time and the uptime move between the two requests; their keys and order do not.
-    expect(Object.keys(body)).toEqual(Object.keys(expected));
-    if (path !== '/health' && path !== '/') expect(body).toEqual(expected);
-    expect(direct.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(direct.headers.get('access-control-allow-origin')).toBe('*');
-    expect(direct.headers.get('x-request-id')).toBe('direct-1');
-    const metrics = await (await fetch(`${base}/metrics`)).text();
-    expect(metrics).toContain(`http_requests_total{method="GET",route="${path}",status_code="200"} 1`);
-  });
-
-  it('leaves every other method and target to Fastify: HEAD, a query, an unknown path', async () => {
-    const head = await fetch(`${base}/api/users`, { method: 'HEAD' });
-    expect(head.status).toBe(200);
-    expect(head.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    expect((await fetch(`${base}/api/users?page=2`)).status).toBe(200);
-    const post = await fetch(`${base}/api/users`, { method: 'POST' });
-    expect(post.status).toBe(405);
-    expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
-  });
-});
+copierHookContract(() => createSimpleApp({ logger: false, environment: 'staging' }));
