@@ -18,6 +18,7 @@ import { ResponseRelay, type UpstreamRequest } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { discardRequestBody, upstreamRequestBody } from './request-body.js';
 import { requestTarget } from './request-target.js';
+import { forwardOneAtATime } from './one-at-a-time.js';
 import { lookupAll, UpstreamAddresses, type Resolve } from '@svc/upstream';
 
 export interface ProxyAppOptions {
@@ -109,17 +110,18 @@ export function createProxyApp(options: ProxyAppOptions): App {
     sendUnchecked(reply.type(jsonType), url === '/health' ? healthy : ready); // JSON text, as its type says
     return true;
   }
-  // The proxy's own probe answers, before any other hook.
+  // The proxy's own probe answers, then one request per client connection at a time, before any other hook.
   app.addHook('onRequest', (request, reply, done) => {
     if (arrivedOnProbeListener(request.raw) && answerOwnProbe(request, reply)) return;
     done();
   });
+  forwardOneAtATime(app);
   if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
   const upstream = new UpstreamAddresses({
     upstream: options.upstream,
     // A pool per address: the Host header is the client's ($host), never the address.
     pool: {
-      // One request in flight per served client connection at most (with a place or without one), so
+      // One request in flight per served client connection at most (forwardOneAtATime), so
       // this never queues; the probe listener's requests, which no cap holds, get connections of their
       // own, or a probe would wait behind a full pool of slow requests.
       connections: servedAtMost(options.maxConnections) + PROBE_CONNECTIONS,
