@@ -18,6 +18,7 @@ import { ResponseRelay, type UpstreamRequest } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { discardRequestBody, upstreamRequestBody } from './request-body.js';
 import { requestTarget } from './request-target.js';
+import { refusal } from './client-request.js';
 import { forwardOneAtATime } from './one-at-a-time.js';
 import { lookupAll, UpstreamAddresses, type Resolve } from '@svc/upstream';
 
@@ -154,6 +155,8 @@ export function createProxyApp(options: ProxyAppOptions): App {
     const raw = request.raw;
     let sent: UpstreamRequest & { headers: string[] };
     try {
+      const refused = refusal(raw);
+      if (refused !== undefined) throw refused;
       const target = requestTarget(raw.url ?? '/', raw.headers.host);
       sent = {
         method: raw.method as Dispatcher.HttpMethod,
