@@ -38,11 +38,11 @@ export function send(baseUrl: string, sent: Sent): Promise<Received> {
   });
 }
 
-/** Writes `head` (request line and headers, without the blank line) as is, with Connection: close; resolves with the raw answer. */
-export function sendRaw(baseUrl: string, head: string): Promise<string> {
+/** Writes `head` (request line and headers, without the blank line) as is, with Connection: close, then `body`; resolves with the raw answer. */
+export function sendRaw(baseUrl: string, head: string, body = ''): Promise<string> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(`${head}\r\nConnection: close\r\n\r\n`));
+    const socket = connect(Number(port), hostname, () => socket.write(`${head}\r\nConnection: close\r\n\r\n${body}`));
     let answer = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (answer += chunk));

@@ -1,18 +1,15 @@
-import { METHODS, type IncomingMessage, type ServerResponse } from 'node:http';
+import { METHODS, type ServerResponse } from 'node:http';
 import {
-  answerError,
   arrivedOnProbeListener,
   createServer,
   errorAnswer,
-  labelUnrouted,
   notInDocument,
-  requestIdOf,
+  sendUnchecked,
   servedAtMost,
   serveMetricsOnPort,
   startOutgoingSpan,
   type App,
   type Logger,
-  type RawHandler,
 } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -21,6 +18,8 @@ import { ResponseRelay, type UpstreamRequest } from './response-relay.js';
 import { upstreamRequestHeaders } from './headers.js';
 import { discardRequestBody, upstreamRequestBody } from './request-body.js';
 import { requestTarget } from './request-target.js';
+import { refusal } from './client-request.js';
+import { forwardOneAtATime } from './one-at-a-time.js';
 import { lookupAll, UpstreamAddresses, type Resolve } from '@svc/upstream';
 
 export interface ProxyAppOptions {
@@ -46,6 +45,10 @@ export interface ProxyAppOptions {
 const MiB = 1024 * 1024;
 /** The route template of every forwarded request, in the routes and the request metrics. */
 const forwardedRoute = '/*';
+
+const jsonType = 'application/json; charset=utf-8';
+const healthy = JSON.stringify({ status: 'healthy' });
+const ready = JSON.stringify({ status: 'ready' });
 
 const openApiMethods = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']);
 
@@ -96,55 +99,30 @@ export function createProxyApp(options: ProxyAppOptions): App {
     serveApiDocument: false,
     serveMetrics: false,
     api: { title: 'proxy', description: services.proxy.summary },
-    // Every path is forwarded alike, so requests skip Fastify's routing and its request and reply
-    // objects; the routes below take the requests Fastify still routes (see forwardBeforeRouting).
-    wrapRequests: (routed) => forwardBeforeRouting(routed),
-    // Those requests never reach Fastify's body parsers (bodies are streamed to the upstream).
-    optimizeEmptyRequests: true,
   });
-  const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  let labelForwarded: ((request: IncomingMessage, response: ServerResponse) => void) | undefined;
-  /**
-   * Every request is forwarded on Node's own request and response, labelled as the catch-all route
-   * would be, but while closing (Fastify answers 503) and with request logging on (Fastify writes
-   * the lines), when Fastify routes it to the same forwarding.
-   */
-  function forwardBeforeRouting(routed: RawHandler): RawHandler {
-    return (request, response) => {
-      if (arrivedOnProbeListener(request) && answerOwnProbe(request, response)) return;
-      if (closing || requestLogging) return routed(request, response);
-      // Made at the first request: the app's metrics and tracer are known by then.
-      (labelForwarded ??= labelUnrouted(app, forwardedRoute))(request, response);
-      forwardRaw(request, response);
-    };
-  }
   /**
    * GET /health and /ready on the probe listener are the proxy's own: its container is healthy while
    * it serves, whatever its upstream does, and a probe never waits behind the flood it relays. On the
-   * public port both are the upstream's, like every path.
+   * public port both are the upstream's, like every path. Once closing, Fastify answers 503 first.
    */
-  function answerOwnProbe(request: IncomingMessage, response: ServerResponse): boolean {
-    if ((request.method !== 'GET' && request.method !== 'HEAD') || (request.url !== '/health' && request.url !== '/ready')) return false;
-    const [status, answer] =
-      request.url === '/health'
-        ? [200, { status: 'healthy' }]
-        : closing
-          ? [503, { error: 'Not ready: shutting down' }]
-          : [200, { status: 'ready' }];
-    response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(status === 503 && { 'retry-after': '1' }) });
-    response.end(JSON.stringify(answer));
+  function answerOwnProbe(request: FastifyRequest, reply: FastifyReply): boolean {
+    const { method, url } = request.raw;
+    if ((method !== 'GET' && method !== 'HEAD') || (url !== '/health' && url !== '/ready')) return false;
+    sendUnchecked(reply.type(jsonType), url === '/health' ? healthy : ready); // JSON text, as its type says
     return true;
   }
+  // The proxy's own probe answers, then one request per client connection at a time, before any other hook.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (arrivedOnProbeListener(request.raw) && answerOwnProbe(request, reply)) return;
+    done();
+  });
+  forwardOneAtATime(app);
   if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
   const upstream = new UpstreamAddresses({
     upstream: options.upstream,
     // A pool per address: the Host header is the client's ($host), never the address.
     pool: {
-      // One request in flight per served client connection at most (with a place or without one), so
+      // One request in flight per served client connection at most (forwardOneAtATime), so
       // this never queues; the probe listener's requests, which no cap holds, get connections of their
       // own, or a probe would wait behind a full pool of slow requests.
       connections: servedAtMost(options.maxConnections) + PROBE_CONNECTIONS,
@@ -168,26 +146,34 @@ export function createProxyApp(options: ProxyAppOptions): App {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
 
-  // The relay answers on Node's response: the upstream's response, or the JSON error when the
-  // upstream failed before one began; a request that cannot be forwarded is answered here.
-  function forwardRaw(request: IncomingMessage, response: ServerResponse): void {
+  /**
+   * The route's handler: the relay answers on Node's response, with the upstream's response or the
+   * JSON error when the upstream failed before one began; a request that cannot be forwarded goes
+   * to the error handler.
+   */
+  function forward(request: FastifyRequest, reply: FastifyReply): void {
+    const raw = request.raw;
     let sent: UpstreamRequest & { headers: string[] };
     try {
-      const target = requestTarget(request.url ?? '/', request.headers.host);
+      const refused = refusal(raw);
+      if (refused !== undefined) throw refused;
+      const target = requestTarget(raw.url ?? '/', raw.headers.host);
       sent = {
-        method: request.method as Dispatcher.HttpMethod,
+        method: raw.method as Dispatcher.HttpMethod,
         path: target.path,
-        // The kit gave the request its id before it came here.
-        headers: upstreamRequestHeaders(request.headers, target.host, request.socket.remoteAddress ?? '', requestIdOf(request) ?? ''),
-        body: upstreamRequestBody(request, bodyLimit),
+        headers: upstreamRequestHeaders(raw.headers, target.host, raw.socket.remoteAddress ?? '', request.id),
+        body: upstreamRequestBody(raw, bodyLimit),
       };
     } catch (error) {
-      discardRequestBody(request);
-      answerError(response, error, app.log);
+      discardRequestBody(raw);
+      void reply.send(error);
       return;
     }
-    traceRelay(sent, response);
-    new ResponseRelay(response, upstream, sent, app.log).start();
+    // The relay writes the upstream's head and chunks on Node's response itself, with backpressure both
+    // ways: the same stream passed through reply.send costs markedly more CPU per request.
+    reply.hijack();
+    traceRelay(sent, reply.raw);
+    new ResponseRelay(reply.raw, upstream, sent, app.log).start();
   }
   /**
    * Tracing on: a span around the relay, whose traceparent replaces the client's upstream; it ends
@@ -199,11 +185,6 @@ export function createProxyApp(options: ProxyAppOptions): App {
     response.once('close', () =>
       span.end(response.writableFinished ? { status: response.statusCode } : { error: new Error('the response was cut before its end') }),
     );
-  }
-  // The requests Fastify routes (see forwardBeforeRouting) are forwarded the same way, off its reply.
-  function forward(request: FastifyRequest, reply: FastifyReply): void {
-    reply.hijack();
-    forwardRaw(request.raw, reply.raw);
   }
 
   // Node parses more methods than Fastify routes by default (WebDAV, PURGE, ...), and nginx

@@ -34,13 +34,15 @@ function isHopByHop(name: string, set: Set<string>, named: Set<string> | undefin
  * The end-to-end headers of a message as the flat [name, value, ...] list undici takes and Node
  * writes as it is (no header object per message): those in `dropped`, those the Connection header
  * names and Proxy-* are left out; a name given more than once (Set-Cookie) keeps every value, in order.
+ * `fromClient`: names with an underscore are left out too, as nginx ignores them in a client's request
+ * (underscores_in_headers off), so that `X_Real_IP` never passes for `X-Real-IP` behind it.
  */
-function endToEnd(headers: IncomingHttpHeaders, dropped: Set<string>): string[] {
+function endToEnd(headers: IncomingHttpHeaders, dropped: Set<string>, fromClient: boolean): string[] {
   const named = connectionTokens(headers.connection);
   const out: string[] = [];
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || isHopByHop(name, dropped, named)) continue;
+    if (value === undefined || isHopByHop(name, dropped, named) || (fromClient && name.includes('_'))) continue;
     if (typeof value === 'string') out.push(name, value);
     else for (const item of value) out.push(name, item);
   }
@@ -59,7 +61,7 @@ export function hostOf(host: string | undefined): string {
 
 /**
  * The request headers for the upstream, as the flat [name, value, ...] list undici takes:
- * the client's end-to-end headers, then Host, X-Real-IP and X-Forwarded-For (spec 4.4), and
+ * the client's end-to-end headers (none whose name has an underscore), then Host, X-Real-IP and X-Forwarded-For (spec 4.4), and
  * X-Request-Id: the request's id, the client's own when well formed (the kit decides), so the
  * upstream's log lines carry the same id as ours. `host` is the Host header, or the host of an
  * absolute request target.
@@ -70,7 +72,7 @@ export function upstreamRequestHeaders(
   clientAddress: string,
   requestId: string,
 ): string[] {
-  const out = endToEnd(headers, replacedOnRequest);
+  const out = endToEnd(headers, replacedOnRequest, true);
   const chain = headers['x-forwarded-for'];
   out.push(
     'host',
@@ -91,7 +93,7 @@ export function upstreamRequestHeaders(
  * Node frames the body itself.
  */
 export function clientResponseHeaders(headers: IncomingHttpHeaders): string[] {
-  return endToEnd(headers, hopByHop);
+  return endToEnd(headers, hopByHop, false);
 }
 
 /** The Content-Length of a flat header list as a number, NaN when it has none. */

@@ -77,7 +77,7 @@ describe('createProxyApp in front of the echo upstream', () => {
     upstream.releaseHanging();
   });
 
-  it('forwards the same way when Fastify routes the requests (request logging on), errors included', async () => {
+  it('forwards the same way with request logging on (Fastify writes a line per request), errors included', async () => {
     const logger = pino({ level: 'debug' }, { write: () => undefined });
     const own = createProxyApp({ logger, upstream: new URL(upstream.url), maxConnections: 4, upstreamTimeoutMs: 2_000 });
     await own.listen({ port: 0, host: '127.0.0.1' });

@@ -23,4 +23,16 @@ describe('upstreamFailure', () => {
     const own = new HttpError(413, 'Request body is too large');
     expect(upstreamFailure(own)).toBe(own);
   });
+
+  it("keeps the name, code and opening words of a cause with a long message, as a library's assertion quoting its source", () => {
+    const assertion = Object.assign(new Error(`The expression evaluated to a falsy value:\n\n  ${'x'.repeat(100_000)}`), {
+      name: 'AssertionError',
+      code: 'ERR_ASSERTION',
+    });
+    const cause = upstreamFailure(assertion).cause as Error;
+    expect(cause.name).toBe('AssertionError ERR_ASSERTION');
+    expect(cause.message).toMatch(/^The expression evaluated to a falsy value/);
+    expect(cause.message.length).toBeLessThan(400);
+    expect(cause.stack?.length).toBeLessThan(2_000);
+  });
 });

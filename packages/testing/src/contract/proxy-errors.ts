@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type { EchoedRequest } from '../echo-upstream.js';
-import { send, type Received } from '../http-request.js';
+import { send, sendRaw, type Received } from '../http-request.js';
 import type { ProxyContractOptions } from './proxy.js';
 
 const MiB = 1024 * 1024;
@@ -10,6 +10,17 @@ function expectJsonError(res: Received, status: number, error: string): void {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.json()).toEqual({ error });
+}
+
+/** The status, content type and body of an answer to a request written byte for byte (see sendRaw). */
+async function answerRaw(baseUrl: string, head: string, body?: string): Promise<{ status: number; type: string; body: string }> {
+  const answer = await sendRaw(baseUrl, head, body);
+  const headEnd = answer.indexOf('\r\n\r\n');
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1]),
+    type: /^content-type: *(.*)$/im.exec(answer.slice(0, headEnd))?.[1] ?? '',
+    body: answer.slice(headEnd + 4),
+  };
 }
 
 /** The proxy's own answers (spec 4.4 error cases), run by proxyContract. */
@@ -36,6 +47,25 @@ export function proxyErrorContract({ baseUrl, upstream }: ProxyContractOptions):
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.json()).toEqual({ error: expect.any(String) });
+    expect(upstream().requests).toBe(before);
+  });
+
+  // What nginx refuses before proxying (its ngx_http_validate_host and header checks), the TypeScript proxy refuses too.
+  it.each([
+    ['a path in the Host header', 'Host: evil.example/x'],
+    ['two Host headers', 'Host: one.example\r\nHost: two.example'],
+  ])('answers 400 JSON for %s, without reaching the upstream', async (_case, hostLines) => {
+    const before = upstream().requests;
+    const res = await answerRaw(baseUrl(), `GET /host HTTP/1.1\r\n${hostLines}`);
+    expect([res.status, res.type]).toEqual([400, expect.stringMatching(/^application\/json/)]);
+    expect(JSON.parse(res.body)).toEqual({ error: expect.any(String) });
+    expect(upstream().requests).toBe(before);
+  });
+
+  it('answers 501 for a Transfer-Encoding other than chunked, without reaching the upstream', async () => {
+    const before = upstream().requests;
+    const res = await answerRaw(baseUrl(), 'POST /te HTTP/1.1\r\nHost: te.example\r\nTransfer-Encoding: gzip, chunked', '0\r\n\r\n');
+    expect(res.status).toBe(501);
     expect(upstream().requests).toBe(before);
   });
 

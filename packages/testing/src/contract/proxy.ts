@@ -118,6 +118,16 @@ export function proxyContract({ baseUrl, upstream, upstreamKeepAlive = true }: P
     expect(got.headers.te).toBeUndefined();
   });
 
+  it('drops request headers whose name has an underscore, as nginx (underscores_in_headers off)', async () => {
+    const got = await echoedRaw(
+      baseUrl(),
+      'GET /under HTTP/1.0\r\nHost: under.example\r\nX_Real_IP: 6.6.6.6\r\nX_Custom: no\r\nX-Custom: yes',
+    );
+    expect(got.headers['x-custom']).toBe('yes');
+    expect(Object.keys(got.headers).filter((name) => name.includes('_'))).toEqual([]);
+    expect(got.headers['x-real-ip']).toBe('127.0.0.1');
+  });
+
   it.each([404, 418, 500, 502])('passes the upstream status %i and its body through unchanged', async (status) => {
     const res = await send(baseUrl(), { path: `/s?status=${status}` });
     expect(res.status).toBe(status);
