@@ -121,15 +121,14 @@ FROM service AS development
 COPY --chown=node:node packages/ packages/
 COPY --chown=node:node services/ services/
 RUN chown -R node:node packages/manifest
-# What the compose files expect of the image: the health probe and its port, service.json, and the log
-# and data folders owned by the runtime user (fresh named volumes take that owner), as in the image.
-COPY deploy/docker/health-probe.sh /app/health-probe.sh
+# What the compose files expect of the image: the health check, service.json, and the log and data
+# folders owned by the runtime user (fresh named volumes take that owner), as in the image.
+COPY deploy/docker/health-check.mjs /app/health-check.mjs
 RUN cp /service.json /app/service.json \
  && mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 # No NODE_OPTIONS: the image's young-generation cap would slow the compiler that runs here too.
 ENV LOG_DIR=/app/logs \
     DATA_DIR=/app/data \
-    PROBE_PORT=9000 \
     PATH=/src/node_modules/.bin:$PATH
 USER node
 ARG SERVICE
@@ -183,14 +182,10 @@ RUN mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 # Code stays owned by root: the service cannot modify itself.
 COPY --from=production /out/ /app/
 COPY --from=service /service.json /app/service.json
-COPY deploy/docker/health-probe.sh /app/health-probe.sh
+COPY deploy/docker/health-check.mjs /app/health-check.mjs
 COPY --from=production /sbom.cdx.json /app/sbom.cdx.json
 ARG SERVICE
 WORKDIR /app/services/${SERVICE}
-# The port the probes use (health-probe.sh), besides the service's: under a flood, that one's accept
-# queue holds thousands of connections, and a probe waited behind them for seconds (docs/floods.md).
-# On the container's loopback (PROBE_HOST's default): only the container itself reaches it.
-ENV PROBE_PORT=9000
 USER node
 # node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM
 # from docker stop reaches the service, which closes gracefully and exits 0. The bundle leaves
@@ -217,4 +212,4 @@ FROM runtime
 # during the start period (Engine 25+): healthy about a second after start, not 30 s, so compose's
 # depends_on and --wait, Swarm's start-first updates and scale-ups go on without waiting an interval.
 HEALTHCHECK --interval=30s --timeout=3s --start-period=5s --start-interval=1s --retries=3 \
-  CMD ["bash", "/app/health-probe.sh"]
+  CMD ["node", "/app/health-check.mjs"]

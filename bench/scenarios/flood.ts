@@ -17,15 +17,15 @@ import { bareRelay } from './proxy.js';
 
 const run = promisify(execFile);
 
-/** The places of the kit's connection admission: MAX_CONNECTIONS's default, which every service here runs with. */
+/** MAX_CONNECTIONS's default, which every service here runs with. */
 const places = readServiceConfig({}, services.database).maxConnections;
-/** Connections of the flood: 250 per place at the default 64 (MAX_CONNECTIONS). */
+/** Connections of the flood. */
 const floodConnections = 16_000;
 /** wrk processes every load comes from, each to an address of its own (load()): as many at 50 connections as at 16,000. */
 const clients = 8;
 const calmConnections = 50;
 const calmSeconds = 5;
-/** Past the 10 s a connection waits for a place before its 503, so that the places turn over during the run. */
+/** Past the kit's 10 s headersTimeout, so that a head the flood was slow to send is answered during the run. */
 const floodSeconds = 20;
 /** Docker's health check gives a probe 3 s (the image's HEALTHCHECK); probed four times a second here. */
 const probeTimeoutMs = 3_000;
@@ -52,8 +52,10 @@ const calmMean = (row: Pick<FloodRow, 'calm' | 'calmAfter'>, figure: (phase: Flo
 /** One server's line of the flood table. */
 export interface FloodRow {
   server: string;
-  /** Runs the kit's connection admission (a service), or has no cap (a bare baseline). */
+  /** Runs with the kit's MAX_CONNECTIONS (a service), or has no cap (a bare baseline). */
   capped: boolean;
+  /** The cap as the run had it, for the table. */
+  cap: string;
   /** 50 connections before the flood, and again after it. */
   calm: FloodPhase;
   calmAfter: FloodPhase;
@@ -136,15 +138,11 @@ async function load(
   };
 }
 
-/**
- * GET /health on a new connection, as an orchestrator probes: milliseconds to a 200, or undefined (no 200
- * within 3 s). On `socketPath` when given: a service's probe socket (PROBE_SOCKET), a listener of the probes' own, as the images' PROBE_PORT is.
- */
-function probeOnce(baseUrl: string, socketPath: string | undefined): Promise<number | undefined> {
+/** GET /health on a new connection, as an orchestrator probes: milliseconds to a 200, or undefined (no 200 within 3 s). */
+function probeOnce(baseUrl: string): Promise<number | undefined> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const to = socketPath === undefined ? {} : { socketPath };
-    const req = request(`${baseUrl}/health`, { agent: false, timeout: probeTimeoutMs, ...to }, (res) => {
+    const req = request(`${baseUrl}/health`, { agent: false, timeout: probeTimeoutMs }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - started : undefined));
       res.on('error', () => resolve(undefined));
@@ -156,10 +154,10 @@ function probeOnce(baseUrl: string, socketPath: string | undefined): Promise<num
 }
 
 /** Probes every 250 ms until stopped, each on its own, so that a slow probe does not delay the next. */
-function startProbing(baseUrl: string, socketPath: string | undefined): () => Promise<(number | undefined)[]> {
+function startProbing(baseUrl: string): () => Promise<(number | undefined)[]> {
   const pending: Promise<number | undefined>[] = [];
-  pending.push(probeOnce(baseUrl, socketPath));
-  const timer = setInterval(() => pending.push(probeOnce(baseUrl, socketPath)), probeEveryMs);
+  pending.push(probeOnce(baseUrl));
+  const timer = setInterval(() => pending.push(probeOnce(baseUrl)), probeEveryMs);
   return async () => {
     clearInterval(timer);
     return Promise.all(pending);
@@ -167,20 +165,13 @@ function startProbing(baseUrl: string, socketPath: string | undefined): () => Pr
 }
 
 /**
- * 50 connections after a warm-up, then the flood with the probes going (on `probeSocket` when the server
- * has one, as the images' probes ask), then 50 again after the same warm-up (which lets the server close
+ * 50 connections after a warm-up, then the flood with the probes going on the server's port, then 50 again after the same warm-up (which lets the server close
  * the flood's connections first); the server's peak RSS. The ratio's baseline is the mean of both loads
  * at 50: on this shared machine one server's figure moved by up to half from one such load to the next,
  * minutes apart (the proxy: 10,584 and 16,266 req/s), so one load before the flood put the ratio anywhere
  * from 0.6 to 1.2.
  */
-async function measureFlood(
-  server: ServerProcess,
-  capped: boolean,
-  path: string,
-  settings: RunSettings,
-  probeSocket: string | undefined,
-): Promise<FloodRow> {
+async function measureFlood(server: ServerProcess, capped: boolean, path: string, settings: RunSettings): Promise<FloodRow> {
   const url = server.baseUrl + path;
   // What the server's CPU went to: with it, a lower ratio reads as work (accepting connections,
   // answering 503s) or as time the server sat idle.
@@ -195,7 +186,7 @@ async function measureFlood(
     return measured(calmConnections, calmSeconds);
   };
   const calm = await calmLoad();
-  const stopProbing = startProbing(server.baseUrl, probeSocket);
+  const stopProbing = startProbing(server.baseUrl);
   const flood = await measured(floodConnections, floodSeconds).catch(async (error: unknown) => {
     await stopProbing();
     throw error;
@@ -206,6 +197,7 @@ async function measureFlood(
   return {
     server: server.label,
     capped,
+    cap: capped ? `MAX_CONNECTIONS ${places}` : 'none',
     calm,
     calmAfter,
     flood,
@@ -220,7 +212,7 @@ async function measureFlood(
 
 /**
  * Starts the server, measures it, and stops it before the next one (a flood leaves thousands of sockets
- * behind). A capped one (a service) gets a probe listener of its own, as the images set PROBE_PORT (here an abstract socket, PROBE_SOCKET, which needs no free port).
+ * behind).
  */
 async function floodOne(
   spec: ServerSpec,
@@ -229,19 +221,17 @@ async function floodOne(
   settings: RunSettings,
   prepare?: (server: ServerProcess) => Promise<void>,
 ) {
-  const probeSocket = capped ? `bench-flood-${process.pid}-${spec.label.replace(/\W+/g, '-')}` : undefined;
-  const env = probeSocket === undefined ? spec.env : { ...spec.env, PROBE_SOCKET: `@${probeSocket}` };
-  const server = await startServer(withOpenFiles({ ...spec, env }));
+  const server = await startServer(withOpenFiles(spec));
   try {
     await prepare?.(server);
-    return await measureFlood(server, capped, path, settings, probeSocket === undefined ? undefined : `\0${probeSocket}`);
+    return await measureFlood(server, capped, path, settings);
   } finally {
     await server.stop();
   }
 }
 
 /**
- * What the admission promises a capped service under the flood (issue 21): every probe answered in time,
+ * What issue 21 asked of a service under the flood: every probe answered in time,
  * memory a container holds, and at least 0.8 of the throughput it serves at 50 connections.
  */
 function floodTargets(row: FloodRow): TargetCheck[] {
@@ -265,7 +255,7 @@ function floodTargets(row: FloodRow): TargetCheck[] {
 /**
  * Flood (issue 21, item 5): 50 connections, then 16,000, at B on SQLite and on PostgreSQL and at the
  * TypeScript proxy in front of A, each on the server core as the other scenarios run them, with the
- * kit's connection admission (MAX_CONNECTIONS at its default) and probed on its probe socket; beside each, a bare node:http doing the same
+ * kit's bounds (MAX_CONNECTIONS at its default) and probed on its port; beside each, a bare node:http doing the same
  * work with no cap (the bare driver, the bare undici relay). Figures: 2xx req/s at both loads and
  * their ratio, the worst /health probe during the flood, peak RSS. Its own durations (5 s, then 20 s
  * after the suite's warm-up) and connection counts: --duration, --rounds and --connections do not apply.
@@ -319,7 +309,7 @@ export function formatFloodTable(rows: FloodRow[]): string {
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.server} | ${r.capped ? `MAX_CONNECTIONS ${places}` : 'none'} | ${Math.round(r.calm.okPerSecond)} / ${Math.round(r.calmAfter.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(
+      `| ${r.server} | ${r.cap} | ${Math.round(r.calm.okPerSecond)} / ${Math.round(r.calmAfter.okPerSecond)} | ${Math.round(r.flood.okPerSecond)} | ${fixed(r.ratio, 2)} | ${fixed(
         calmMean(r, (phase) => phase.cpuUsPerOk),
         1,
       )} / ${fixed(r.flood.cpuUsPerOk, 1)} | ${fixed(

@@ -54,9 +54,6 @@ const userPaths: Partial<Record<ServiceName, string[]>> = {
 /** Paths for the cluster alone: readiness, metrics and the API's documents; the Ingress must route none. */
 const internalPaths = ['/ready', '/metrics', '/openapi.json', '/docs', '/docs/init.js'];
 
-/** The variables that choose the probes' listener (the kit's PROBE_*), checked by the probes' test. */
-const probeVariables = ['PROBE_SOCKET', 'PROBE_PORT', 'PROBE_HOST'];
-
 /** How long the services' graceful stop may take after SIGTERM (the kit's SHUTDOWN_GRACE_MS), in seconds. */
 const shutdownGraceSeconds = (() => {
   const match = /const SHUTDOWN_GRACE_MS = ([\d_]+);/.exec(readRepoFile('packages/kit/src/run-service.ts'));
@@ -236,12 +233,6 @@ const selects = (selector: Record<string, string> | undefined, labels: Record<st
 
 const envOf = (container: IContainer): Record<string, IEnvVar> => Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
 
-/** The probe port a container's environment sets (PROBE_PORT), or undefined. */
-const probePortOf = (container: IContainer): number | undefined => {
-  const value = envOf(container).PROBE_PORT?.value;
-  return value === undefined ? undefined : Number(value);
-};
-
 /** Whether an Ingress path (Exact or Prefix, as the API defines them) takes a request for `url`. */
 function ingressTakes(rule: IHTTPIngressPath, url: string): boolean {
   const path = rule.path ?? '/';
@@ -392,12 +383,10 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     const container = containerOf(workload);
     const port = services[member.service].port;
     expect(container.image).toBe(imageOf(member.service, 'latest'));
-    // The manifest's port, and the probe port, which no Service names.
-    expect(container.ports?.map((p) => p.containerPort)).toEqual([port, probePortOf(container)]);
+    // The manifest's port, its only one.
+    expect(container.ports?.map((p) => p.containerPort)).toEqual([port]);
     const service = k8s.one<IService>('Service', member.as);
     expect(service.spec?.ports?.map((p) => [p.port, containerPort(container, p.targetPort)])).toEqual([[port, port]]);
-    for (const other of k8s.all<IService>('Service'))
-      expect(other.spec?.ports?.map((p) => p.port) ?? [], `${keyOf(other)} exposes the probe port`).not.toContain(probePortOf(container));
     // The Service sends to this workload's pods and to no other's.
     const labels = workload.spec?.template.metadata?.labels;
     expect(selects(service.spec?.selector, labels)).toBe(true);
@@ -409,8 +398,7 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
 
   it.each(members)("gives $as compose's environment and the manifest's links, the password as compose's file", (member) => {
     const workload = deployment(member.as);
-    // The probes' listener is Kubernetes' own (the probes' test checks it).
-    const env = Object.fromEntries(Object.entries(envOf(containerOf(workload))).filter(([name]) => !probeVariables.includes(name)));
+    const env = envOf(containerOf(workload));
     // Compose runs nginx in the proxy's place; ours is set by its link alone.
     const fromCompose = member.composeImage === undefined ? environmentOf(compose[member.as] ?? {}) : {};
     const links = Object.fromEntries(Object.entries(member.links ?? {}).map(([variable, as]) => [variable, `http://${as}:${portOf(as)}`]));
@@ -455,7 +443,7 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
   });
 
   it.each(members)(
-    "probes $as: readiness GET /ready, startup and liveness GET /health on its probe port, with the image's timings",
+    "probes $as: readiness GET /ready, startup and liveness GET /health on its port (the proxy: its port accepting), with the image's timings",
     (member) => {
       const container = containerOf(deployment(member.as));
       const { startupProbe: startup, readinessProbe: readiness, livenessProbe: liveness } = container;
@@ -486,17 +474,13 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
         failureThreshold: image.retries,
       });
       expect(timingsOf(readiness).periodSeconds).toBeLessThanOrEqual(image.interval);
-      // On the probe port the container's environment sets (the kit's PROBE_PORT), never the public
-      // port; the image's probe socket, if it sets one, blanked, as the kit refuses both.
       const port = services[member.service].port;
-      const probePort = probePortOf(container);
-      expect(probePort, 'PROBE_PORT').toBeGreaterThan(0);
-      expect(probePort).not.toBe(port);
-      const env = envOf(container);
-      if (imageEnv.PROBE_SOCKET !== undefined) expect(env.PROBE_SOCKET).toEqual({ name: 'PROBE_SOCKET', value: '' });
-      // Listening on every address of the pod, where the kubelet's request arrives.
-      // PROBE_HOST is the container's loopback unless set: the kubelet's request would find no listener.
-      expect(env.PROBE_HOST?.value).toBe('0.0.0.0');
+      // The proxy's every path is its upstream's: its own probes are its port accepting connections.
+      if (member.service === 'proxy') {
+        for (const probe of [startup, readiness, liveness]) expect(checkOf(probe)).toEqual({ tcpSocket: { port: 'http' } });
+        expect(containerPort(container, 'http')).toBe(port);
+        return;
+      }
       // The kubelet's own GET: no process started in the container per probe.
       for (const [probe, path] of [
         [readiness, '/ready'],
@@ -505,7 +489,7 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
         expect(checkOf(probe), `${path}: httpGet only`).toEqual(checkOf({ httpGet: probe?.httpGet ?? { port: '' } }));
         expect(probe?.httpGet?.path).toBe(path);
         expect(probe?.httpGet?.scheme ?? 'HTTP').toBe('HTTP');
-        expect(containerPort(container, probe?.httpGet?.port)).toBe(probePort);
+        expect(containerPort(container, probe?.httpGet?.port)).toBe(port);
       }
     },
   );

@@ -52,7 +52,7 @@ interface RenderedService {
 
 /** The health check of our images' probe (spec 8, group file), every second until the first pass. */
 const webHealthcheck = {
-  test: ['CMD', 'bash', '/app/health-probe.sh'],
+  test: ['CMD', 'node', '/app/health-check.mjs'],
   interval: '30s',
   timeout: '10s',
   retries: 3,

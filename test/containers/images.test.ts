@@ -38,11 +38,12 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(config.WorkingDir).toBe(`/app/services/${service}`);
     // The port is the manifest's, in the service's code: no PORT and no EXPOSE (see the Dockerfile).
     expect(config.ExposedPorts ?? {}).toEqual({});
-    expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'LOG_DIR=/app/logs', 'PROBE_PORT=9000']));
+    expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'LOG_DIR=/app/logs']));
+    expect(config.Env.filter((e) => e.startsWith('PROBE_'))).toEqual([]);
     expect(config.Env.filter((e) => e.startsWith('PORT='))).toEqual([]);
     expect(config.Env.filter((e) => /PASSWORD|DATABASE_URL|SECRET|TOKEN/i.test(e))).toEqual([]);
     expect(config.Healthcheck).toEqual({
-      Test: ['CMD', 'bash', '/app/health-probe.sh'],
+      Test: ['CMD', 'node', '/app/health-check.mjs'],
       Interval: 30 * second,
       Timeout: 3 * second,
       StartPeriod: 5 * second,

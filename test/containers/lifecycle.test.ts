@@ -102,10 +102,10 @@ describe.skipIf(stage.skipReason !== undefined)('container lifecycle of the vari
 
   it('exec runs commands inside it, as the node user with the root file system read-only', async () => {
     expect(await docker(['exec', web, 'id', '-u'])).toBe('1000');
-    expect(await docker(['exec', web, 'bash', '/app/health-probe.sh'])).toBe('');
-    // The probe fails on anything but a 200, saying what came instead.
-    await expect(docker(['exec', web, 'bash', '/app/health-probe.sh', '/nowhere'])).rejects.toThrow(
-      /health probe: HTTP\/1.1 404 Not Found/,
+    expect(await docker(['exec', web, 'node', '/app/health-check.mjs'])).toBe('');
+    // The check fails on anything but a 200, saying what came instead.
+    await expect(docker(['exec', web, 'node', '/app/health-check.mjs', '/nowhere'])).rejects.toThrow(
+      /health check: \/nowhere answered 404/,
     );
     await expect(docker(['exec', web, 'touch', '/tmp/x'])).rejects.toThrow(/Read-only file system/);
   });

@@ -41,16 +41,6 @@ export function readPort(env: Env, name: string, fallback: number): number {
   return readInt(env, name, fallback, 0, 65535);
 }
 
-/** A Unix socket: an absolute path, or `@name` in Linux's abstract namespace; undefined when unset. */
-function readSocketPath(env: Env, name: string): string | undefined {
-  const value = raw(env, name);
-  if (value === undefined) return undefined;
-  if (!/^[@/][^\0]{1,106}$/.test(value)) {
-    throw new ConfigError(`${name} must be an absolute path or @name (abstract socket), at most 107 characters, got "${value}"`);
-  }
-  return value;
-}
-
 function parseUrl(name: string, value: string, protocols: readonly string[]): URL {
   let url: URL;
   try {
@@ -89,19 +79,8 @@ export interface ServiceConfig {
   logLevel: string;
   /** `auto`: readable lines for a person at a terminal in development, JSON lines otherwise. */
   logFormat: LogFormat;
-  /** Places for client connections at work; more wait for one (admission/README.md). */
+  /** Most client connections open at once (Node's `maxConnections`): one more is closed as it arrives. */
   maxConnections: number;
-  /**
-   * The Unix socket the HTTP server itself listens on, besides the admission's port (PROBE_SOCKET;
-   * `@name` is Linux's abstract namespace), for probes never queued behind a flood.
-   */
-  probeSocket: string | undefined;
-  /**
-   * A TCP port where the HTTP server itself listens instead (PROBE_PORT), on PROBE_HOST: the
-   * container's loopback by default (a health check run in it), all addresses for a kubelet's httpGet.
-   */
-  probePort: number | undefined;
-  probeHost: string;
   /** The OTEL_* variables: whether traces are exported, and how (tracing.ts). */
   tracing: TracingConfig;
 }
@@ -123,24 +102,7 @@ export interface ServiceIdentity {
   readonly startedMessage: string;
 }
 
-/**
- * Where the probes reach the HTTP server: PROBE_SOCKET or PROBE_PORT, never both, as the server
- * listens on one of them; and never the public port, which the admission holds.
- */
-function readProbeListener(env: Env, port: number): Pick<ServiceConfig, 'probeSocket' | 'probePort' | 'probeHost'> {
-  const probeSocket = readSocketPath(env, 'PROBE_SOCKET');
-  const probePort = raw(env, 'PROBE_PORT') === undefined ? undefined : readPort(env, 'PROBE_PORT', 0);
-  if (probeSocket !== undefined && probePort !== undefined) {
-    throw new ConfigError(`PROBE_SOCKET and PROBE_PORT are both set ("${probeSocket}", ${probePort}): set one of them, or blank the other`);
-  }
-  if (probePort !== undefined && probePort !== 0 && probePort === port) {
-    throw new ConfigError(`PROBE_PORT must differ from PORT, got ${probePort} for both`);
-  }
-  // Loopback unless asked: the probe listener serves every route without the admission's cap.
-  return { probeSocket, probePort, probeHost: readString(env, 'PROBE_HOST', '127.0.0.1') };
-}
-
-/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, PROBE_SOCKET, PROBE_PORT, PROBE_HOST, OTEL_*). */
+/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, OTEL_*). */
 export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name' | 'port' | 'modeVariables'>): ServiceConfig {
   const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
   const port = readPort(env, 'PORT', service.port);
@@ -152,10 +114,8 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name
     logDir: raw(env, 'LOG_DIR'),
     logLevel: readChoice(env, 'LOG_LEVEL', 'info', logLevels),
     logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
-    // Places for connections at work (admission/README.md). Few, because every connection read in a
-    // turn of the event loop costs the others (docs/floods.md).
-    maxConnections: readInt(env, 'MAX_CONNECTIONS', 64, 1, 1_000_000),
-    ...readProbeListener(env, port),
+    // A bound on what a flood of connections can cost in memory (docs/floods.md).
+    maxConnections: readInt(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
     tracing: readTracingConfig(env, service.name),
   };
 }

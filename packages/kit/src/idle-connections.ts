@@ -1,25 +1,33 @@
-import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 
 /**
- * Closes, when the server starts closing, every connection with no response in progress. Node counts
- * a connection that has sent nothing yet, or part of its next request's head, as active, so
- * closeIdleConnections() leaves it open, and close() stops the timer that would have ended it: one
- * idle pre-connected client kept close() waiting forever. In-flight requests still finish.
+ * Closes, when the app starts closing, every connection with no request in flight. Node counts a
+ * connection that has sent part of its next request's head as active, so closeIdleConnections()
+ * (Fastify's `forceCloseConnections: 'idle'`) leaves it open, and close() stops the timer that would
+ * have ended it: one such client kept close() waiting forever. In-flight requests still finish.
  */
-export function closeIdleConnectionsOnClose(server: Server): () => void {
-  /** Each open connection's response in progress, or its last one. */
-  const lastResponse = new Map<Socket, ServerResponse | undefined>();
-  server.on('connection', (socket: Socket) => {
-    lastResponse.set(socket, undefined);
-    socket.once('close', () => lastResponse.delete(socket));
+export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
+  /** Each open connection's requests in flight. */
+  const inFlight = new Map<Socket, number>();
+  app.server.on('connection', (socket: Socket) => {
+    inFlight.set(socket, 0);
+    socket.once('close', () => inFlight.delete(socket));
   });
-  server.on('request', (request, response) => {
-    if (lastResponse.has(request.socket)) lastResponse.set(request.socket, response);
-  });
-  return () => {
-    for (const [socket, response] of lastResponse) {
-      if (response === undefined || response.writableFinished) socket.destroy();
-    }
+  const count = (socket: Socket, by: number): void => {
+    const now = inFlight.get(socket);
+    if (now !== undefined) inFlight.set(socket, now + by);
   };
+  app.addHook('onRequest', (request, _reply, done) => {
+    count(request.raw.socket, 1);
+    done();
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    count(request.raw.socket, -1);
+    done();
+  });
+  app.addHook('preClose', (done) => {
+    for (const [socket, requests] of inFlight) if (requests === 0) socket.destroy();
+    done();
+  });
 }

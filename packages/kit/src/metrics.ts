@@ -9,8 +9,8 @@
  * which one per app would pile up in a test run.
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { RequestMetrics } from './request-metrics.js';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { observeRequests } from './request-metrics.js';
 import type { App } from './server.js';
 
 export const metricsContentType = Registry.PROMETHEUS_CONTENT_TYPE;
@@ -22,28 +22,17 @@ let defaultMetricsCollected = false;
 export interface AppMetrics {
   /** Where a service registers its own metrics (the `registers` option of prom-client's metrics). */
   readonly registry: Registry;
-  readonly requests: RequestMetrics;
 }
 
 const byApp = new WeakMap<object, AppMetrics>();
 
-/** Made by createServer for its app, before the app exists; attached with attachMetrics. */
-export function createAppMetrics(): AppMetrics {
+/** The app's metrics: its requests observed in its hooks (request-metrics.ts), in a registry of its own. */
+export function attachMetrics(app: App): AppMetrics {
   const registry = new Registry();
-  const requests = new RequestMetrics();
-  new Gauge({
-    name: 'http_requests_in_flight',
-    help: 'Requests received whose response has not ended yet (a scrape does not count itself)',
-    registers: [registry],
-    collect() {
-      this.set(requests.inFlight);
-    },
-  });
-  return { registry, requests };
-}
-
-export function attachMetrics(app: App, metrics: AppMetrics): void {
+  observeRequests(app, registry);
+  const metrics = { registry };
   byApp.set(app, metrics);
+  return metrics;
 }
 
 /** The app's metrics; undefined for an app made with metrics: false. */
@@ -63,7 +52,7 @@ export async function metricsText(metrics: AppMetrics): Promise<string> {
     collectDefaultMetrics({ register: processRegistry });
   }
   const [processText, appText] = await Promise.all([processRegistry.metrics(), metrics.registry.metrics()]);
-  return `${processText}\n${appText}\n${metrics.requests.render()}`;
+  return `${processText}\n${appText}`;
 }
 
 /**

@@ -34,10 +34,12 @@ type Schema = NonNullable<RouteOptions['schema']>;
  * The route's schema as documented: its own answers plus the kit's errors. Only the document gets
  * them: in the route's own schema, `default` would also serialize its successful answers.
  */
-function withKitErrors({ schema = {}, url, route }: { schema?: Schema; url: string; route: RouteOptions }): {
+function withKitErrors({ schema: routeSchema = {}, url, route }: { schema?: Schema; url: string; route: RouteOptions }): {
   schema: Schema;
   url: string;
 } {
+  // @fastify/cors's OPTIONS route, whose answers are the kit's (cors.ts).
+  const schema = route.method === 'OPTIONS' && url === '*' ? optionsSchema : routeSchema;
   const methods = Array.isArray(route.method) ? route.method : [route.method];
   const takesBody = methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH');
   const response = { ...everyRoute, ...(takesBody ? withBody : {}), ...(schema.response as object | undefined) };
@@ -45,6 +47,12 @@ function withKitErrors({ schema = {}, url, route }: { schema?: Schema; url: stri
   if (!url.endsWith('*')) return { schema: { ...schema, response }, url };
   return { schema: { ...schema, response, params: anyPath }, url: `${url.slice(0, -1).replace(/\/?$/, '/')}{path}` };
 }
+
+const optionsSchema = {
+  summary: 'The methods a path takes (Allow), and for a preflight the CORS grants; 404 for an unknown path',
+  tags: ['cors'],
+  response: { 204: Type.Null({ description: 'No body; Allow, and Access-Control-Allow-Methods and -Headers for a preflight' }) },
+};
 
 const anyPath = Type.Object({ path: Type.String({ description: 'Any path' }) });
 

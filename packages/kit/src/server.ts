@@ -1,3 +1,4 @@
+import corsPlugin from '@fastify/cors';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -6,22 +7,22 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
   type RawServerDefault,
-  type RouteHandlerMethod,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { Type } from 'typebox';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { answerOptions, pathOf } from './cors.js';
 import { addDocsPage } from './docs-page.js';
 import { HttpError } from './errors.js';
 import type { Logger } from './logger.js';
-import { attachMetrics, createAppMetrics, metricsContentType, metricsIfAny, metricsText, type AppMetrics } from './metrics.js';
+import { attachMetrics, metricsContentType, metricsText, type AppMetrics } from './metrics.js';
 import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
-import { closeIdleConnectionsOnClose } from './idle-connections.js';
-import { assignRequestId, requestIdOf } from './request-id.js';
-import { leaveUncounted, meterAs, responseClass, type RawHandler } from './response-class.js';
-import { tracer, type Tracer } from './tracing.js';
+import { closeQuietConnectionsOnClose } from './idle-connections.js';
+import { assignRequestId, requestIdHeader, requestIdOf } from './request-id.js';
+import { tracer } from './tracing.js';
 
 /** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -52,27 +53,9 @@ export interface ServerOptions {
    * belong to its upstream.
    */
   serveMetrics?: boolean;
-  /**
-   * Wraps Fastify's request listener on the server (Fastify's `serverFactory`): for a service that
-   * answers some requests on Node's own request and response, before Fastify routes them. inject()'s
-   * requests never reach the server, so the service's routes must answer as its wrapper does.
-   */
-  wrapRequests?: (routed: RawHandler) => RawHandler;
-  /**
-   * Node's `optimizeEmptyRequests`: a request without Content-Length or Transfer-Encoding has no body
-   * (RFC 9112 6.3), and Node hands it over already ended. Only for requests that skip Fastify's body
-   * parsers, which would wait for an 'end' that never comes; default false.
-   */
-  optimizeEmptyRequests?: boolean;
 }
 
 const MiB = 1024 * 1024;
-
-const optionsSchema = {
-  summary: 'The methods a path takes (Allow), and for a preflight the CORS grants; 404 for an unknown path',
-  tags: ['cors'],
-  response: { 204: Type.Null({ description: 'No body; Allow, and Access-Control-Allow-Methods and -Headers for a preflight' }) },
-};
 
 const metricsSchema = {
   summary: 'Metrics in the Prometheus text format: requests by route template and status, in flight, process, event loop',
@@ -88,30 +71,10 @@ const metricsSchema = {
 /** GET /metrics; the scrape itself is left out of what it reports. */
 function addMetricsRoute(app: App, metrics: AppMetrics): void {
   app.get('/metrics', { schema: metricsSchema }, (_request, reply) => {
-    leaveUncounted(reply.raw, metrics.requests);
     metricsText(metrics).then(
       (text) => sendUnchecked(reply.type(metricsContentType), text), // text, as its content type says
       (error: unknown) => sendUnchecked(reply, error), // an error goes to the error handler: 500
     );
-  });
-}
-
-/**
- * Wraps each route's handler to tell the response its route template (metrics) and name the
- * request's span after it (tracing on), once per request, before the handler runs: cheaper than a
- * hook (a hook run per request), and the template, unlike the URL, bounds the metrics' series.
- */
-function labelRoutes(app: App, metrics: AppMetrics | undefined, tracing: Tracer | undefined): void {
-  if (metrics === undefined && tracing === undefined) return;
-  app.addHook('onRoute', (route) => {
-    const cells = metrics?.requests.forRoute(route.url);
-    const { url } = route;
-    const handler = route.handler as RouteHandlerMethod;
-    route.handler = function labelledHandler(this: FastifyInstance, request, reply) {
-      if (cells !== undefined) meterAs(reply.raw, cells);
-      if (tracing !== undefined) tracing.route(request.raw, url);
-      return handler.call(this, request, reply);
-    };
   });
 }
 
@@ -180,22 +143,43 @@ function answerFor(
 export function answerError(response: ServerResponse, error: unknown, log: FastifyBaseLogger): void {
   const { status, message } = answerFor(error, log, response.req, { reqId: requestIdOf(response.req) });
   const body = JSON.stringify({ error: message });
-  response.writeHead(status, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body), ...retryAfter(status) });
+  const id = requestIdOf(response.req);
+  response.writeHead(status, {
+    'content-type': jsonType,
+    'content-length': Buffer.byteLength(body),
+    ...retryAfter(status),
+    ...(id !== undefined && { [requestIdHeader]: id }),
+  });
   response.end(body);
 }
 
+/** Node's parser errors, as the status a client reads; anything else is a 400. */
+const clientErrorStatus: Record<string, number> = {
+  HPE_HEADER_OVERFLOW: 431,
+  ERR_HTTP_REQUEST_TIMEOUT: 408,
+  ERR_HTTP_HEADERS_TIMEOUT: 408,
+};
+const clientErrorMessage: Record<number, string> = {
+  400: 'Bad request: the request could not be parsed',
+  408: 'Request timeout: the request was not received in time',
+  431: 'Request header fields too large',
+};
+
 /**
- * For a service's wrapRequests: labels a request it answers without Fastify's routing as Fastify
- * would label one routed to `route`: its id (genReqId), its metrics' cells and its span's name.
+ * Fastify's clientErrorHandler: a request Node could not parse gets the services' JSON error with
+ * an X-Request-Id of its own, and the connection is closed (its framing is lost).
  */
-export function labelUnrouted(app: App, route: string): RawHandler {
-  const cells = metricsIfAny(app)?.requests.forRoute(route);
-  const tracing = tracer();
-  return (request, response) => {
-    assignRequestId(request);
-    if (cells !== undefined) meterAs(response, cells);
-    tracing?.route(request, route);
-  };
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = clientErrorStatus[error.code ?? ''] ?? 400;
+  const body = JSON.stringify({ error: clientErrorMessage[status] });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${jsonType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `${requestIdHeader}: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /**
@@ -212,35 +196,21 @@ export function createServer(options: ServerOptions): App {
   const cors = options.cors !== false;
 
   const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
-  const metrics = options.metrics === false ? undefined : createAppMetrics();
-  const tracing = tracer();
   const app = Fastify({
-    // The server is made here rather than by Fastify, so that a service may wrap the request listener.
-    serverFactory: (fastify) => {
-      const routed = options.wrapRequests?.(fastify) ?? fastify;
-      const server = createHttpServer(
-        {
-          ServerResponse: responseClass({ cors, closing: () => closing, metrics: metrics?.requests }),
-          optimizeEmptyRequests: options.optimizeEmptyRequests === true,
-          // Node enforces headersTimeout and requestTimeout only when it looks, every 30 s by default:
-          // a head unfinished after 10 s would hold its connection up to 40 s.
-          connectionsCheckingInterval: 1000,
-        },
-        // Tracing on (an OTLP endpoint set): every request served inside its server span.
-        tracing === undefined ? routed : (request, response) => tracing.serve(request, response, () => routed(request, response)),
-      );
-      // A client has 10 s to send its headers and 30 s for the whole request; an idle keep-alive
-      // socket is closed after 72 s, longer than a proxy's 60 s upstream idle timeout so that the
-      // proxy, not us, closes first and never reuses a closing socket.
-      server.headersTimeout = 10_000;
-      server.requestTimeout = 30_000;
-      server.keepAliveTimeout = 72_000;
-      return server;
+    http: {
+      // Node enforces headersTimeout and requestTimeout only when it looks, every 30 s by default:
+      // a head unfinished after 10 s would hold its connection up to 40 s.
+      connectionsCheckingInterval: 1000,
     },
+    // A client has 10 s to send its headers (set below) and 30 s for the whole request; an idle
+    // keep-alive socket is closed after 72 s, longer than a proxy's 60 s upstream idle timeout so
+    // that the proxy, not us, closes first and never reuses a closing socket.
+    requestTimeout: 30_000,
+    keepAliveTimeout: 72_000,
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: options.bodyLimit ?? MiB,
     // The request's id is its X-Request-Id when well formed (request-id.ts), else a new UUID: the
-    // reqId of its log lines, and the X-Request-Id of its answer (responseClass).
+    // reqId of its log lines, and the X-Request-Id of its answer (the onSend hook below).
     genReqId: assignRequestId,
     requestIdHeader: false,
     // Per-request lines cost a write each; they are on only at LOG_LEVEL=debug or trace.
@@ -249,9 +219,33 @@ export function createServer(options: ServerOptions): App {
     return503OnClosing: true,
     // Malformed URLs and header errors reach the client as JSON too.
     frameworkErrors: (error, _request, reply) => sendError(reply, 400, error.message),
+    // Requests Node refuses before Fastify sees them (a malformed head, one too large) as JSON too.
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App; // Fastify infers the logger type from the options; every service uses the base logger type
-  if (metrics !== undefined) attachMetrics(app, metrics);
-  labelRoutes(app, metrics, tracing);
+  app.server.headersTimeout = 10_000;
+  // An Expect other than 100-continue is served like any request, as nginx does (RFC 9110 lets a
+  // server ignore it); without a listener Node would answer 417 with an empty body before routing.
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.routing(request, response));
+  const metrics = options.metrics === false ? undefined : attachMetrics(app);
+  closeQuietConnectionsOnClose(app);
+
+  app.addHook('onSend', (request, reply, _payload, done) => {
+    void reply.header(requestIdHeader, request.id);
+    // A client kept alive goes elsewhere for its next request once we are closing.
+    if (closing) void reply.header('connection', 'close');
+    done();
+  });
+
+  // Tracing on (an OTLP endpoint set): every request served inside its server span, named after its route.
+  const tracing = tracer();
+  if (tracing !== undefined) {
+    app.addHook('onRequest', (request, reply, done) => {
+      tracing.serve(request.raw, reply.raw, () => {
+        if (!request.is404 && request.routeOptions.url !== undefined) tracing.route(request.raw, request.routeOptions.url);
+        done();
+      });
+    });
+  }
 
   // A second router that only knows which methods exist on which paths, so that a known
   // path with a wrong method answers 405 with Allow instead of 404.
@@ -275,24 +269,26 @@ export function createServer(options: ServerOptions): App {
 
   // Before any route: the document and the kit's error answers are collected as routes are added.
   addOpenApi(app, options.api);
+  // Access-Control-Allow-Origin on every answer. Its OPTIONS route hands every OPTIONS to the
+  // not-found handler below, which knows each path's methods (preflight: false).
+  if (cors) void app.register(corsPlugin, { origin: '*', preflight: false, hideOptionsRoute: false });
   void app.register(async (kitRoutes: App) => {
-    if (cors) kitRoutes.options('*', { schema: optionsSchema }, answerOptions(allowedMethods));
     if (metrics !== undefined && options.serveMetrics !== false) addMetricsRoute(kitRoutes, metrics);
     if (options.serveApiDocument === false) return;
     addDocumentRoute(kitRoutes);
     addDocsPage(kitRoutes);
   });
 
-  const closeIdleConnections = closeIdleConnectionsOnClose(app.server);
-  app.addHook('preClose', async () => {
+  app.addHook('preClose', (done) => {
     closing = true;
-    closeIdleConnections();
+    done();
   });
 
   /** A request no route takes: 405 with Allow on a path that takes other methods, 404 elsewhere. */
   const answerUnrouted = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const path = pathOf(request.url);
     const allowed = allowedMethods(path);
+    if (allowed.length > 0 && request.method === 'OPTIONS' && cors) return answerOptions(request, reply, allowed);
     if (allowed.length > 0) {
       void reply.header('allow', allowed.join(', '));
       return sendError(reply, 405, `Method ${request.method} is not allowed on ${path}`);
@@ -305,11 +301,6 @@ export function createServer(options: ServerOptions): App {
     // Fastify refuses a QUERY without a Content-Type before any route is looked up; no route takes
     // QUERY here, so it gets the answer of every other method a path does not take.
     if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') return answerUnrouted(request, reply);
-    // Failed before its handler (a body over the limit, malformed JSON): counted and named under its route all the same.
-    if (!request.is404 && request.routeOptions.url !== undefined) {
-      if (metrics !== undefined) meterAs(reply.raw, metrics.requests.forRoute(request.routeOptions.url));
-      tracing?.route(request.raw, request.routeOptions.url);
-    }
     const { status, message } = answerFor(error, request.log, request);
     return sendError(reply, status, message);
   });

@@ -11,15 +11,12 @@ describe('configuration from the environment', () => {
       logDir: undefined,
       logLevel: 'info',
       logFormat: 'auto',
-      maxConnections: 64,
-      probeSocket: undefined,
-      probePort: undefined,
-      probeHost: '127.0.0.1',
+      maxConnections: 10_000,
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
 
-  it('reads PORT, HOST, NODE_ENV, LOG_DIR, LOG_LEVEL, MAX_CONNECTIONS and PROBE_SOCKET', () => {
+  it('reads PORT, HOST, NODE_ENV, LOG_DIR, LOG_LEVEL and MAX_CONNECTIONS', () => {
     const config = readServiceConfig(
       {
         PORT: '8080',
@@ -28,7 +25,6 @@ describe('configuration from the environment', () => {
         LOG_DIR: '/app/logs',
         LOG_LEVEL: 'debug',
         MAX_CONNECTIONS: '64',
-        PROBE_SOCKET: '@web-probe',
       },
       { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] },
     );
@@ -41,9 +37,6 @@ describe('configuration from the environment', () => {
       logLevel: 'debug',
       logFormat: 'auto',
       maxConnections: 64,
-      probeSocket: '@web-probe',
-      probePort: undefined,
-      probeHost: '127.0.0.1',
       tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
@@ -58,36 +51,6 @@ describe('configuration from the environment', () => {
     expect(() => readPort({ PORT: value }, 'PORT', 3000)).toThrow(
       new ConfigError(`PORT must be an integer from 0 to 65535, got "${value}"`),
     );
-  });
-
-  it.each(['probe', 'run/probe.sock', '@', `/${'x'.repeat(107)}`])('rejects PROBE_SOCKET=%s naming the variable', (value) => {
-    expect(() => readServiceConfig({ PROBE_SOCKET: value }, { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] })).toThrow(
-      new ConfigError(`PROBE_SOCKET must be an absolute path or @name (abstract socket), at most 107 characters, got "${value}"`),
-    );
-  });
-
-  it('reads PROBE_PORT, a port on PROBE_HOST (loopback by default), when PROBE_SOCKET is unset or blank', () => {
-    const service = { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] };
-    expect(readServiceConfig({ PROBE_PORT: '9000' }, service)).toMatchObject({ port: 3000, probePort: 9000, probeSocket: undefined });
-    // The container's loopback unless PROBE_HOST says otherwise (a kubelet's httpGet comes from outside).
-    expect(readServiceConfig({ PROBE_PORT: '9000', HOST: '0.0.0.0' }, service)).toMatchObject({ probeHost: '127.0.0.1' });
-    expect(readServiceConfig({ PROBE_PORT: '9000', PROBE_HOST: '0.0.0.0' }, service)).toMatchObject({ probeHost: '0.0.0.0' });
-    // A blank PROBE_SOCKET is how a deployment drops the one its image sets.
-    expect(readServiceConfig({ PROBE_SOCKET: '', PROBE_PORT: '9000' }, service)).toMatchObject({ probePort: 9000, probeSocket: undefined });
-    expect(() => readServiceConfig({ PROBE_PORT: 'http' }, service)).toThrow(
-      new ConfigError('PROBE_PORT must be an integer from 0 to 65535, got "http"'),
-    );
-  });
-
-  it('rejects PROBE_SOCKET and PROBE_PORT together, and PROBE_PORT on PORT', () => {
-    const service = { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] };
-    expect(() => readServiceConfig({ PROBE_SOCKET: '@web-probe', PROBE_PORT: '9000' }, service)).toThrow(
-      new ConfigError('PROBE_SOCKET and PROBE_PORT are both set ("@web-probe", 9000): set one of them, or blank the other'),
-    );
-    expect(() => readServiceConfig({ PROBE_PORT: '3000' }, service)).toThrow(
-      new ConfigError('PROBE_PORT must differ from PORT, got 3000 for both'),
-    );
-    expect(() => readServiceConfig({ PORT: '8080', PROBE_PORT: '8080' }, service)).toThrow('PROBE_PORT must differ from PORT');
   });
 
   it('rejects an unknown LOG_LEVEL', () => {

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, get } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -18,7 +18,14 @@ afterEach(() => {
   tempDir = undefined;
 });
 
-/** The status of a GET on a connection of its own (no pool), so that it waits for a place as a new client does. */
+/** A TCP connection to the loopback port, once connected. */
+async function openSocket(port: number): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  return socket;
+}
+
+/** The status of a GET on a connection of its own (no pool), as a new client's. */
 function statusOnOwnConnection(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
     get(url, { agent: false }, (res) => {
@@ -71,71 +78,76 @@ describe('runService', () => {
     expect(lines.some((l) => l.includes('running on port'))).toBe(false);
   });
 
-  it('serves probes on PROBE_SOCKET, a file path, replacing a socket left there; anything else at the path stays and stops the start', async () => {
-    tempDir = mkdtempSync(join(tmpdir(), 'probe-socket-'));
-    const socketPath = join(tempDir, 'probe.sock');
-    const probe = (): Promise<number> =>
-      new Promise((resolve, reject) => {
-        get({ socketPath, path: '/health', agent: false }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        }).on('error', reject);
-      });
-    // A killed process leaves its socket file: the next start listens there all the same.
-    for (let start = 0; start < 2; start += 1) {
-      const service = await startFixture({ PROBE_SOCKET: socketPath });
-      expect(await probe()).toBe(200);
-      await service.stop('SIGKILL');
-    }
-    expect(lstatSync(socketPath).isSocket()).toBe(true);
-    // A file that is not a socket is never removed.
-    rmSync(socketPath);
-    writeFileSync(socketPath, 'not a socket');
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-      env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'production', PROBE_SOCKET: socketPath },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    expect(await once(child, 'exit')).toEqual([1, null]);
-    expect(stderr).toContain(`cannot listen on PROBE_SOCKET ${socketPath}: listen EADDRINUSE`);
-    expect(readFileSync(socketPath, 'utf8')).toBe('not a socket');
-  });
-
-  it('serves probes on PROBE_PORT, on the loopback, at once while every place of the public port is taken', async () => {
-    const probePort = await freePort();
-    const service = await startFixture({ PROBE_PORT: String(probePort), MAX_CONNECTIONS: '1', SLOW_MS: '1500' });
-    try {
-      // The one place is held by a slow request; the next connection on the public port waits for it.
-      const held = fetch(`${service.baseUrl}/slow`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      let waitingAnswered = false;
-      const waiting = statusOnOwnConnection(`${service.baseUrl}/health`).finally(() => (waitingAnswered = true));
-      expect(await statusOnOwnConnection(`http://127.0.0.1:${probePort}/health`)).toBe(200);
-      expect(waitingAnswered).toBe(false);
-      expect((await held).status).toBe(200);
-      expect(await waiting).toBe(200);
-    } finally {
-      await service.stop('SIGTERM');
-    }
-  });
-
-  it('stops the start in one line naming PROBE_PORT when it cannot listen there', async () => {
+  it('stops the start in one line naming PORT when it is taken', async () => {
     const busy = createServer();
     busy.listen(0, '127.0.0.1');
     await once(busy, 'listening');
     const { port } = busy.address() as AddressInfo;
     try {
       const child = spawn(process.execPath, ['--import', 'tsx', fixture], {
-        env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: '0', NODE_ENV: 'production', PROBE_PORT: String(port) },
+        env: { PATH: process.env.PATH, HOST: '127.0.0.1', PORT: String(port), NODE_ENV: 'production' },
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
       expect(await once(child, 'exit')).toEqual([1, null]);
-      expect(stderr).toContain(`cannot listen on PROBE_PORT ${port}: listen EADDRINUSE`);
+      expect(stderr).toContain(`port ${port} is already in use; set PORT to another port`);
     } finally {
       busy.close();
+    }
+  });
+
+  it('answers GET /health at once beside 64 clients sending their bodies a byte every 5 s and 64 idle keep-alive connections', async () => {
+    const service = await startFixture({});
+    const { port } = new URL(service.baseUrl);
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 64; i++) {
+        const slow = await openSocket(Number(port));
+        slow.write('POST /slow HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{');
+        const drip = setInterval(() => slow.write(' '), 5_000);
+        slow.once('close', () => clearInterval(drip));
+        held.push(slow);
+        // An idle pooled connection: one request answered, then kept open.
+        const idle = await openSocket(Number(port));
+        idle.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+        await once(idle, 'data');
+        held.push(idle);
+      }
+      const startedAt = performance.now();
+      expect(await statusOnOwnConnection(`${service.baseUrl}/health`)).toBe(200);
+      expect(performance.now() - startedAt).toBeLessThan(1_000);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await service.stop('SIGTERM');
+    }
+  });
+
+  it('gives 200 connections opened at once each their answer, none waiting behind the others', async () => {
+    const service = await startFixture({});
+    try {
+      const startedAt = performance.now();
+      const waits = await Promise.all(
+        Array.from({ length: 200 }, () => statusOnOwnConnection(`${service.baseUrl}/health`).then(() => performance.now() - startedAt)),
+      );
+      expect(Math.max(...waits)).toBeLessThan(1_000);
+    } finally {
+      await service.stop('SIGTERM');
+    }
+  });
+
+  it('closes connections beyond MAX_CONNECTIONS as they arrive, and logs how many', async () => {
+    const service = await startFixture({ MAX_CONNECTIONS: '2' });
+    const { port } = new URL(service.baseUrl);
+    const open = [await openSocket(Number(port)), await openSocket(Number(port))];
+    try {
+      await expect(statusOnOwnConnection(`${service.baseUrl}/health`)).rejects.toThrow();
+      await expect.poll(() => service.lines.some((line) => line.includes('connections closed unanswered: 2 open already'))).toBe(true);
+      for (const socket of open) socket.destroy();
+      await expect.poll(() => statusOnOwnConnection(`${service.baseUrl}/health`).catch(() => 0)).toBe(200);
+    } finally {
+      for (const socket of open) socket.destroy();
+      await service.stop('SIGTERM');
     }
   });
 

@@ -1,12 +1,13 @@
 /**
- * What createServer does for every request beyond Fastify's own: the request's logger, the response
- * class's headers, the health report's serializer, and a service's wrapper of the request listener.
+ * What createServer does for every request beyond Fastify's own: the request's logger, the headers
+ * every answer carries, the health report's serializer, and the answers to requests Node refuses.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { pino } from 'pino';
 import { Type } from 'typebox';
-import { answerError, createServer, healthPlugin, HttpError, labelUnrouted, metricsOf, type App, type RawHandler } from '../src/index.js';
+import { sendRaw } from '@svc/testing/http-request';
+import { answerError, createServer, healthPlugin, HttpError, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'requests' };
 let app: App;
@@ -50,7 +51,7 @@ describe('createServer, per request', () => {
     ]);
   });
 
-  it('the response class adds CORS to every head written, and Connection: close once closing', async () => {
+  it('every answer carries CORS, and Connection: close once closing', async () => {
     app = createServer({ logger: false, api });
     // Hooks run in order: when this one runs, the kit's own preClose has marked the server closing.
     let closing: () => void = () => undefined;
@@ -86,82 +87,38 @@ describe('createServer, per request', () => {
     expect((await app.inject({ method: 'GET', url: '/health' })).body).toBe('{"uptime":"5"}');
   });
 
-  /** An app whose wrapper answers every request raw (labelled as `/*`) unless `routedWhen` says. */
-  function wrappedApp(logger: Parameters<typeof createServer>[0]['logger'], handler: RawHandler, routedWhen = () => false): App {
-    let label: RawHandler | undefined;
-    const server: App = createServer({
-      logger,
-      api,
-      optimizeEmptyRequests: true,
-      wrapRequests: (routed) => (request, response) => {
-        if (routedWhen()) return routed(request, response);
-        (label ??= labelUnrouted(server, '/*'))(request, response);
-        handler(request, response);
-      },
-    });
-    return server;
-  }
-
-  it("with optimizeEmptyRequests, a request without a body comes already ended; without it, Fastify's parsers still get their 'end'", async () => {
-    const ended: boolean[] = [];
-    app = wrappedApp(false, (request, response) => {
-      ended.push(request.readableEnded);
-      response.end();
-    });
-    let base = await listen();
-    await (await fetch(`${base}/a`)).text();
-    await (await fetch(`${base}/a`, { method: 'POST', body: 'x' })).text();
-    expect(ended).toEqual([true, false]);
-    await app.close();
-
-    // A Content-Type and no body: Fastify's JSON parser waits for the request's 'end'.
+  it("a request with a Content-Type and no body reaches Fastify's JSON parser, which answers 400", async () => {
     app = createServer({ logger: false, api });
     app.delete('/thing', (request, reply) => reply.send({ body: request.body ?? null }));
-    base = await listen();
+    const base = await listen();
     const deleted = await fetch(`${base}/thing`, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     expect([deleted.status, await deleted.text()]).toEqual([400, '{"error":"Request body is empty but content-type is application/json"}']);
   });
 
-  describe('wrapRequests', () => {
-    let hooksRun = 0;
-    /** An app that answers raw with a flat head naming an X-Request-Id of its own, and routes the same path. */
-    function rawApp(routedWhen?: () => boolean): App {
-      hooksRun = 0;
-      const server = wrappedApp(
-        false,
-        (request, response) => {
-          response.writeHead(200, ['content-type', 'text/plain', 'X-Request-Id', 'from-upstream']);
-          response.end(`raw ${request.url}`);
-        },
-        routedWhen,
-      );
-      server.addHook('onRequest', async () => void hooksRun++);
-      server.get('/*', (_request, reply) => reply.type('text/plain').send('routed'));
-      return server;
-    }
-
-    it('takes a request before Fastify: no hook runs, its id and CORS are in the head once, counted under its label', async () => {
-      app = rawApp();
-      const baseUrl = await listen();
-      const res = await fetch(`${baseUrl}/a/b?c`, { headers: { 'x-request-id': 'trace-9' } });
-      expect(await res.text()).toBe('raw /a/b?c');
-      expect(res.headers.get('x-request-id')).toBe('trace-9');
-      expect(res.headers.get('access-control-allow-origin')).toBe('*');
-      const fresh = await fetch(`${baseUrl}/d`);
-      expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-      await fresh.text();
-      expect(hooksRun).toBe(0);
-      expect(metricsOf(app).requests.render()).toContain('http_requests_total{method="GET",route="/*",status_code="200"} 2');
-    });
-
-    it("hands requests to Fastify's routing when the wrapper says so, and inject()'s never reach it", async () => {
-      app = rawApp(() => true);
-      const baseUrl = await listen();
-      expect(await (await fetch(`${baseUrl}/a`)).text()).toBe('routed');
-      expect((await app.inject({ method: 'GET', url: '/a' })).body).toBe('routed');
-      expect(hooksRun).toBe(2);
-    });
+  it('serves a request whose Expect it does not know as any other, as nginx does, not with an empty 417', async () => {
+    app = createServer({ logger: false, api });
+    app.get('/thing', (_request, reply) => reply.send({ ok: true }));
+    const answer = await sendRaw(await listen(), 'GET /thing HTTP/1.1\r\nHost: x\r\nExpect: 100-banana\r\nX-Request-Id: expect-1');
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    expect(answer.toLowerCase()).toContain('x-request-id: expect-1');
+    expect(answer.endsWith('{"ok":true}')).toBe(true);
   });
+
+  it.each([
+    ['a malformed request line', 'GET /a b c HTTP/1.1\r\nHost: x', 400, 'Bad request: the request could not be parsed'],
+    ['a head over 16 KiB', `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}`, 431, 'Request header fields too large'],
+  ])(
+    'answers %s, which Node refuses before Fastify routes it, with the JSON error and an X-Request-Id',
+    async (_name, head, status, error) => {
+      app = createServer({ logger: false, api });
+      const answer = await sendRaw(await listen(), head);
+      const [statusLine = '', ...lines] = answer.split('\r\n\r\n', 1)[0]?.split('\r\n') ?? [];
+      expect(statusLine).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(lines).toContain('Content-Type: application/json; charset=utf-8');
+      expect(lines.find((line) => line.startsWith('x-request-id: '))).toMatch(/^x-request-id: [0-9a-f-]{36}$/);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error });
+    },
+  );
 
   it("answerError writes the error handler's answer on a raw response: its status and message, a 5xx one logged with the request id", async () => {
     const lines: { level: number; reqId?: string; msg?: string }[] = [];
@@ -174,7 +131,11 @@ describe('createServer, per request', () => {
       Object.assign(new Error('FST_ERR_CTP_BODY_TOO_LARGE'), { statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' }),
       new HttpError(503, 'Upstream busy'),
     ];
-    app = wrappedApp(false, (request, response) => answerError(response, errors[Number(request.url?.slice(1))], logger));
+    app = createServer({ logger: false, api });
+    app.get('/:index', (request, reply) => {
+      reply.hijack();
+      answerError(reply.raw, errors[Number((request.params as { index: string }).index)], logger);
+    });
     const baseUrl = await listen();
     const answers = [];
     for (const index of [0, 1, 2, 3, 4]) {

@@ -1,16 +1,5 @@
 import { METHODS, type ServerResponse } from 'node:http';
-import {
-  arrivedOnProbeListener,
-  createServer,
-  errorAnswer,
-  notInDocument,
-  sendUnchecked,
-  servedAtMost,
-  serveMetricsOnPort,
-  startOutgoingSpan,
-  type App,
-  type Logger,
-} from '@svc/kit';
+import { createServer, errorAnswer, notInDocument, serveMetricsOnPort, startOutgoingSpan, type App, type Logger } from '@svc/kit';
 import { services } from '@svc/manifest';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
@@ -26,7 +15,7 @@ export interface ProxyAppOptions {
   logger: Logger | false;
   /** Origin every request goes to, e.g. http://web:3000. */
   upstream: URL;
-  /** MAX_CONNECTIONS: the kit admission's places; with the long responses that gave theirs back, the most requests in flight to the upstream. */
+  /** MAX_CONNECTIONS: the client connections open at once (runService), so the most requests in flight to the upstream. */
   maxConnections: number;
   /** Longest wait to connect, for the response to begin, and between two body reads. */
   upstreamTimeoutMs: number;
@@ -45,10 +34,6 @@ export interface ProxyAppOptions {
 const MiB = 1024 * 1024;
 /** The route template of every forwarded request, in the routes and the request metrics. */
 const forwardedRoute = '/*';
-
-const jsonType = 'application/json; charset=utf-8';
-const healthy = JSON.stringify({ status: 'healthy' });
-const ready = JSON.stringify({ status: 'ready' });
 
 const openApiMethods = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']);
 
@@ -75,8 +60,6 @@ const UPSTREAM_IDLE_MS = 60_000;
 const CONNECT_TIMEOUT_MS = 2_000;
 /** nginx's default fail_timeout (with max_fails=1): an address that failed to connect rests this long. */
 const SKIP_FAILED_MS = 10_000;
-/** Upstream connections kept beyond the admission's for the probe listener's requests, which no cap holds. */
-const PROBE_CONNECTIONS = 16;
 
 /**
  * The reverse proxy of spec 4.4: every method and path to one upstream, bodies streamed
@@ -100,32 +83,21 @@ export function createProxyApp(options: ProxyAppOptions): App {
     serveMetrics: false,
     api: { title: 'proxy', description: services.proxy.summary },
   });
-  /**
-   * GET /health and /ready on the probe listener are the proxy's own: its container is healthy while
-   * it serves, whatever its upstream does, and a probe never waits behind the flood it relays. On the
-   * public port both are the upstream's, like every path. Once closing, Fastify answers 503 first.
-   */
-  function answerOwnProbe(request: FastifyRequest, reply: FastifyReply): boolean {
-    const { method, url } = request.raw;
-    if ((method !== 'GET' && method !== 'HEAD') || (url !== '/health' && url !== '/ready')) return false;
-    sendUnchecked(reply.type(jsonType), url === '/health' ? healthy : ready); // JSON text, as its type says
-    return true;
-  }
-  // The proxy's own probe answers, then one request per client connection at a time, before any other hook.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (arrivedOnProbeListener(request.raw) && answerOwnProbe(request, reply)) return;
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
     done();
   });
+  // One request per client connection at a time, before any other hook.
   forwardOneAtATime(app);
   if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
   const upstream = new UpstreamAddresses({
     upstream: options.upstream,
     // A pool per address: the Host header is the client's ($host), never the address.
     pool: {
-      // One request in flight per served client connection at most (forwardOneAtATime), so
-      // this never queues; the probe listener's requests, which no cap holds, get connections of their
-      // own, or a probe would wait behind a full pool of slow requests.
-      connections: servedAtMost(options.maxConnections) + PROBE_CONNECTIONS,
+      // One request in flight per client connection at most (forwardOneAtATime), and at most
+      // MAX_CONNECTIONS of those (runService), so this never queues.
+      connections: options.maxConnections,
       connect: { timeout: Math.min(CONNECT_TIMEOUT_MS, options.upstreamTimeoutMs) },
       headersTimeout: options.upstreamTimeoutMs,
       bodyTimeout: options.upstreamTimeoutMs,
@@ -173,7 +145,7 @@ export function createProxyApp(options: ProxyAppOptions): App {
     // ways: the same stream passed through reply.send costs markedly more CPU per request.
     reply.hijack();
     traceRelay(sent, reply.raw);
-    new ResponseRelay(reply.raw, upstream, sent, app.log).start();
+    new ResponseRelay(reply.raw, upstream, sent, request.id, () => closing, app.log).start();
   }
   /**
    * Tracing on: a span around the relay, whose traceparent replaces the client's upstream; it ends

@@ -87,13 +87,18 @@ export function upstreamRequestHeaders(
   return out;
 }
 
+/** Dropped from the upstream's answer: the client reads the request's own id, the one the upstream was sent. */
+const replacedOnResponse = new Set([...hopByHop, requestIdHeader]);
+
 /**
  * The upstream's response headers for the client: its end-to-end ones, from the object undici
- * parsed them into (names in lower case, values latin1, a repeated name's values in an array).
- * Node frames the body itself.
+ * parsed them into (names in lower case, values latin1, a repeated name's values in an array),
+ * and the request's id. Node frames the body itself.
  */
-export function clientResponseHeaders(headers: IncomingHttpHeaders): string[] {
-  return endToEnd(headers, hopByHop, false);
+export function clientResponseHeaders(headers: IncomingHttpHeaders, requestId: string): string[] {
+  const out = endToEnd(headers, replacedOnResponse, false);
+  out.push(requestIdHeader, requestId);
+  return out;
 }
 
 /** The Content-Length of a flat header list as a number, NaN when it has none. */

@@ -65,6 +65,9 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     private readonly response: ServerResponse,
     private readonly upstream: UpstreamAddresses,
     private readonly request: UpstreamRequest,
+    private readonly requestId: string,
+    /** True once the app is closing: the client's connection then closes after this answer. */
+    private readonly closing: () => boolean,
     private readonly log: FastifyBaseLogger,
   ) {
     // A module-level listener, not a closure per request ('close' comes once: no `once` wrapper either).
@@ -104,7 +107,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     if (statusCode >= 500) countUpstreamError('bad_status');
     // The object undici always parses (reading controller.rawHeaders again would decode every header twice).
-    const headers = clientResponseHeaders(upstreamHeaders);
+    const headers = clientResponseHeaders(upstreamHeaders, this.requestId);
+    if (this.closing()) headers.push('connection', 'close');
     this.remaining = declaredLength(headers);
     this.response.writeHead(statusCode, headers);
   }

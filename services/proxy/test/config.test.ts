@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { readConfig } from '../src/config.js';
 
 describe('readConfig', () => {
-  it("defaults to the spec's upstream web:3000, the kit's 64 places, and 60 s timeout", () => {
+  it("defaults to the spec's upstream web:3000, the kit's 10,000 connections, and 60 s timeout", () => {
     const config = readConfig({});
     expect(config.upstream.href).toBe('http://web:3000/');
-    expect(config.maxConnections).toBe(64);
+    expect(config.maxConnections).toBe(10_000);
     expect(config.upstreamTimeoutMs).toBe(60_000);
     expect(config.upstreamResolveMs).toBe(1000);
     expect(config.metricsPort).toBe(9100);

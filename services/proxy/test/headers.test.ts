@@ -101,26 +101,40 @@ describe('clientResponseHeaders', () => {
         ['x-hop', 'private'],
         ['Proxy-Authenticate', 'Basic'],
         ['content-length', '12'],
+        ['x-request-id', 'from-upstream'],
       ),
+      'id-1',
     );
-    // In the upstream's order, as Node writes a flat list.
-    expect(headers).toEqual(['content-type', 'application/json', 'set-cookie', 'a=1', 'set-cookie', 'b=2', 'content-length', '12']);
+    // In the upstream's order, as Node writes a flat list, and the request's own id last, in place of the upstream's.
+    expect(headers).toEqual([
+      'content-type',
+      'application/json',
+      'set-cookie',
+      'a=1',
+      'set-cookie',
+      'b=2',
+      'content-length',
+      '12',
+      'x-request-id',
+      'id-1',
+    ]);
     expect(declaredLength(headers)).toBe(12);
   });
 
   it('has no declared length without a Content-Length', () => {
-    expect(declaredLength(clientResponseHeaders(raw(['transfer-encoding', 'chunked'], ['x-a', '1'])))).toBeNaN();
+    expect(declaredLength(clientResponseHeaders(raw(['transfer-encoding', 'chunked'], ['x-a', '1']), 'id-1'))).toBeNaN();
   });
 
   it('reads every Connection header for the names it lists, and keeps values byte for byte (latin1)', () => {
     const headers = clientResponseHeaders(
       raw(['connection', 'x-one'], ['x-one', '1'], ['Connection', 'x-two'], ['x-two', '2'], ['x-text', 'caf\u00e9']),
+      'id-1',
     );
-    expect(headers).toEqual(['x-text', 'caf\u00e9']);
+    expect(headers).toEqual(['x-text', 'caf\u00e9', 'x-request-id', 'id-1']);
   });
 
   it('treats names of Object properties as plain headers', () => {
-    const headers = clientResponseHeaders(raw(['constructor', 'a'], ['constructor', 'b'], ['__proto__', 'c'], ['toString', 'd']));
-    expect(headers).toEqual(['constructor', 'a', 'constructor', 'b', '__proto__', 'c', 'tostring', 'd']);
+    const headers = clientResponseHeaders(raw(['constructor', 'a'], ['constructor', 'b'], ['__proto__', 'c'], ['toString', 'd']), 'id-1');
+    expect(headers).toEqual(['constructor', 'a', 'constructor', 'b', '__proto__', 'c', 'tostring', 'd', 'x-request-id', 'id-1']);
   });
 });
