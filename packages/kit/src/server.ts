@@ -153,6 +153,18 @@ export function answerError(response: ServerResponse, error: unknown, log: Fasti
   response.end(body);
 }
 
+/**
+ * A body over the limit whose declared rest is at most 16 times the limit is read to its end and
+ * dropped, and its connection kept: Fastify closes it, and a client still sending then got a reset
+ * instead of its 413. The kit's requestTimeout bounds how long that reading may take.
+ */
+function drainTooLargeBody(request: FastifyRequest, reply: FastifyReply, bodyLimit: number): void {
+  const declared = Number(request.headers['content-length']);
+  if (!(declared <= 16 * bodyLimit)) return;
+  reply.removeHeader('connection');
+  request.raw.resume();
+}
+
 /** Node's parser errors, as the status a client reads; anything else is a 400. */
 const clientErrorStatus: Record<string, number> = {
   HPE_HEADER_OVERFLOW: 431,
@@ -196,6 +208,7 @@ export function createServer(options: ServerOptions): App {
   const cors = options.cors !== false;
 
   const requestLogging = options.logger !== false && options.logger.isLevelEnabled('debug');
+  const bodyLimit = options.bodyLimit ?? MiB;
   const app = Fastify({
     http: {
       // Node enforces headersTimeout and requestTimeout only when it looks, every 30 s by default:
@@ -208,7 +221,7 @@ export function createServer(options: ServerOptions): App {
     requestTimeout: 30_000,
     keepAliveTimeout: 72_000,
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
-    bodyLimit: options.bodyLimit ?? MiB,
+    bodyLimit,
     // The request's id is its X-Request-Id when well formed (request-id.ts), else a new UUID: the
     // reqId of its log lines, and the X-Request-Id of its answer (the onSend hook below).
     genReqId: assignRequestId,
@@ -301,6 +314,7 @@ export function createServer(options: ServerOptions): App {
     // Fastify refuses a QUERY without a Content-Type before any route is looked up; no route takes
     // QUERY here, so it gets the answer of every other method a path does not take.
     if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') return answerUnrouted(request, reply);
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') drainTooLargeBody(request, reply, bodyLimit);
     const { status, message } = answerFor(error, request.log, request);
     return sendError(reply, status, message);
   });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
+import { Agent, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -62,6 +63,34 @@ describe('createServer', () => {
     expect(
       (await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: fits })).statusCode,
     ).toBe(200);
+  });
+
+  it('reads a too-large body of a declared length to its end after its 413, keeping the connection for the next request', async () => {
+    build();
+    const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+    let connections = 0;
+    app.server.on('connection', () => connections++);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const big = Buffer.alloc(4 * 1024 * 1024, 'a');
+    const answer = (method: string, body?: Buffer): Promise<[number, string | undefined, string]> =>
+      new Promise((resolve, reject) => {
+        const req = request(`${baseUrl}/echo`, { method, agent, headers: { 'content-type': 'application/json' } }, (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve([res.statusCode ?? 0, res.headers.connection, text]));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const [status, connection, text] = await answer('POST', big);
+      expect([status, text]).toEqual([413, '{"error":"Request body is too large"}']);
+      expect(connection).not.toBe('close');
+      expect((await answer('POST', Buffer.from('{"a":1}')))[0]).toBe(200);
+      expect(connections).toBe(1);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('answers a non-JSON content type with 415', async () => {
