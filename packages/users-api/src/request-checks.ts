@@ -66,14 +66,20 @@ function patternMessage(field: string, value: string): string {
   return broken?.[1] ?? EMAIL_FORM_MESSAGE;
 }
 
-/** NewUserBody's first failure: the body's type, or its `allOf` (rule 1 of spec 4.2), are "required". */
+/**
+ * A body's first failure: the body's own type, or the `allOf` of NewUserBody (rule 1 of spec 4.2),
+ * are "required"; a field's, a sentence naming it, from the schema's own keyword (so that a field
+ * added to the schema is named in its errors as name and email are).
+ */
 function bodyMessage(error: ErrorObject): string {
   const field = error.instancePath.slice(1);
-  if (error.schemaPath.startsWith('#/allOf/') || (field !== 'name' && field !== 'email')) return REQUIRED_MESSAGE;
-  if (error.keyword === 'type') return `${field} must be a string`;
+  if (field === '' || error.schemaPath.startsWith('#/allOf/')) return REQUIRED_MESSAGE;
+  if (error.keyword === 'type')
+    return `${field} must be ${/^[aeiou]/.test(String(error.params.type)) ? 'an' : 'a'} ${String(error.params.type)}`;
   if (error.keyword === 'maxLength') return `${field} must be at most ${String(error.params.limit)} characters`;
   if (error.keyword === 'format') return `${field} must be valid Unicode text`;
-  return patternMessage(field, String(error.data));
+  if (error.keyword === 'pattern' && (field === 'name' || field === 'email')) return patternMessage(field, String(error.data));
+  return `${field} ${error.message ?? 'is not valid'}`;
 }
 
 const listParameters = ListQuery.properties;

@@ -171,3 +171,21 @@ describe('ListQuery, checked', () => {
     expect(queryError({ limit: 'abc', page: '3' })).toBe('Unknown query parameter page: expected only limit and after');
   });
 });
+
+describe('a field a copier adds to the schema', () => {
+  // An optional role beside name and email, checked as the routes check NewUserBody.
+  const withRole = {
+    ...NewUserBody,
+    properties: { ...NewUserBody.properties, role: { type: 'string', pattern: '^[a-z]+$', maxLength: 10 } },
+  };
+  const roleError = checker(withRole, 'body');
+  const user = { name: 'Ada', email: 'ada@example.com' };
+
+  it('is named in its own errors, never reported as a missing name or email', () => {
+    expect(roleError({ ...user, role: 'member' })).toBeUndefined();
+    expect(roleError({ ...user, role: 7 })).toBe('role must be a string');
+    expect(roleError({ ...user, role: 'x'.repeat(11) })).toBe('role must be at most 10 characters');
+    expect(roleError({ ...user, role: 'Owner' })).toBe('role must match pattern "^[a-z]+$"');
+    expect(roleError({ name: '', email: 'ada@example.com', role: 'member' })).toBe(REQUIRED_MESSAGE);
+  });
+});
