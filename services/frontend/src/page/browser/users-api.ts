@@ -1,13 +1,9 @@
 /// <reference lib="dom" />
+import type { User } from '@svc/users-api';
 import { nextLinkTarget } from './link-header.js';
 
-export interface User {
-  id: number;
-  name: string;
-  email: string;
-  /** ISO 8601 in UTC. */
-  created_at: string;
-}
+// The API's own schema types the page's users: a field added there is a field here.
+export type { User };
 
 export interface UsersPage {
   users: User[];
