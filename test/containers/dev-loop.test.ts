@@ -43,7 +43,7 @@ const loops: Loop[] = [
     stack: 'simple',
     as: 'web',
     file: 'services/simple/src/app.ts',
-    line: "JSON.stringify({ message: 'Hello from Docker!'",
+    line: "    message: 'Hello from Docker!',",
     from: 'Hello from Docker!',
     to: 'Hello from the development loop!',
   },
