@@ -62,10 +62,11 @@ export function proxyErrorContract({ baseUrl, upstream }: ProxyContractOptions):
     expect(upstream().requests).toBe(before);
   });
 
-  it('answers 501 for a Transfer-Encoding other than chunked, without reaching the upstream', async () => {
+  it('answers 501 JSON for a Transfer-Encoding other than chunked, without reaching the upstream', async () => {
     const before = upstream().requests;
     const res = await answerRaw(baseUrl(), 'POST /te HTTP/1.1\r\nHost: te.example\r\nTransfer-Encoding: gzip, chunked', '0\r\n\r\n');
-    expect(res.status).toBe(501);
+    expect([res.status, res.type]).toEqual([501, expect.stringMatching(/^application\/json/)]);
+    expect(JSON.parse(res.body)).toEqual({ error: 'Not implemented: a Transfer-Encoding other than chunked' });
     expect(upstream().requests).toBe(before);
   });
 
