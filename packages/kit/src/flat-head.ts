@@ -1,14 +1,7 @@
 /**
- * A response head given to writeHead as a flat [name, value, name, value, ...] list, the form a
- * proxy relays: Node writes it as it is, without a header object per response. (Node also takes
- * a list of [name, value] pairs; that form is left to setHeader.)
+ * Headers as a flat [name, value, name, value, ...] list, the form undici takes and a proxy relays:
+ * Node writes it as it is, without a header object per message.
  */
-import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http';
-
-export type Head = OutgoingHttpHeaders | OutgoingHttpHeader[];
-
-export const isFlatList = (head: Head | undefined): head is string[] =>
-  Array.isArray(head) && (head.length === 0 || !Array.isArray(head[0]));
 
 /** Where the header `name` (lower case) is in a flat list, or -1. */
 export function indexOfName(head: readonly string[], name: string): number {

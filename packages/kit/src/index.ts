@@ -14,7 +14,7 @@ export { answerError, createServer, sendUnchecked } from './server.js';
 export type { App, ServerOptions } from './server.js';
 export { runService } from './run-service.js';
 export type { BuiltService, ServiceDefinition } from './run-service.js';
-export { isWellFormedRequestId, requestIdHeader, requestIdOf } from './request-id.js';
+export { requestIdHeader } from './request-id.js';
 export { indexOfName } from './flat-head.js';
 export { metricsOf, processRegistry, serveMetricsOnPort } from './metrics.js';
 export type { AppMetrics } from './metrics.js';

@@ -35,9 +35,6 @@ export function attachMetrics(app: App): AppMetrics {
   return metrics;
 }
 
-/** The app's metrics; undefined for an app made with metrics: false. */
-export const metricsIfAny = (app: App): AppMetrics | undefined => byApp.get(app);
-
 /** The app's metrics, for a service that adds its own (see poolMetrics, or prom-client with `registers`). */
 export function metricsOf(app: App): AppMetrics {
   const metrics = byApp.get(app);

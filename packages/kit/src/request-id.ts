@@ -12,10 +12,7 @@ export const requestIdHeader = 'x-request-id';
 /** At most 128 characters of letters, digits and `.`, `_`, `:`, `-` (a UUID, a ULID, nginx's hex $request_id). */
 const wellFormed = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** True when a client's X-Request-Id is kept as it is. */
-export const isWellFormedRequestId = (id: string): boolean => wellFormed.test(id);
-
-/** Where the id of a request is kept for its response head (see response-class.ts). */
+/** Where the id of a request is kept, for an answer written on Node's response (answerError). */
 const idKey = Symbol('requestId');
 type Identified = IncomingMessage & { [idKey]?: string };
 
