@@ -1,10 +1,7 @@
-import type { AddressInfo } from 'node:net';
-import type { App } from '@svc/kit';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
+import { describe, expect, it } from 'vitest';
 import { sendRaw } from '@svc/testing/http-request';
-import { createProxyApp } from '../src/app.js';
+import { proxyOnEchoUpstream } from './support.js';
 
 /** The longest log line these requests may cause: an error's own words, never a library's source. */
 const MAX_LINE = 2_000;
@@ -12,21 +9,8 @@ const MAX_LINE = 2_000;
 // nginx's answers to these are in the shared contract (proxy-errors.ts); here, the TypeScript proxy's
 // own words, a Host nginx lets through but the upstream client cannot send, and its log lines.
 describe('requests the proxy refuses, over a socket', () => {
-  let upstream: EchoUpstream;
-  let app: App;
-  let baseUrl: string;
   const lines: string[] = [];
-  beforeAll(async () => {
-    upstream = await startEchoUpstream();
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
-    app = createProxyApp({ logger, upstream: new URL(upstream.url), maxConnections: 8, upstreamTimeoutMs: 2_000 });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  });
-  afterAll(async () => {
-    await app?.close();
-    await upstream?.close();
-  });
+  const proxy = proxyOnEchoUpstream(pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }));
 
   it.each([
     ['an unclosed IP literal as Host', 'GET / HTTP/1.1\r\nHost: [x', '', 400, 'Bad request: malformed Host header'],
@@ -40,12 +24,12 @@ describe('requests the proxy refuses, over a socket', () => {
       'Not implemented: a Transfer-Encoding other than chunked',
     ],
   ])('answers %s with JSON, without reaching the upstream', async (_case, head, body, status, error) => {
-    const before = upstream.requests;
-    const answer = await sendRaw(baseUrl, head, body);
+    const before = proxy.upstream().requests;
+    const answer = await sendRaw(proxy.baseUrl(), head, body);
     expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
     expect(answer).toMatch(/\r\ncontent-type: application\/json/i);
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error });
-    expect(upstream.requests).toBe(before);
+    expect(proxy.upstream().requests).toBe(before);
   });
 
   it('logs no line of a library assertion or source, and none longer than an error of its own', () => {
