@@ -56,17 +56,14 @@ ARG SERVICE
 RUN npx tsc -b packages/manifest/tsconfig.json \
  && node deploy/docker/pick-service.mjs "${SERVICE}" > /service.json
 
-# ---- build: compile the service and bundle it ----
+# ---- build: compile the service ----
 FROM service AS build
 COPY packages/ packages/
 COPY services/ services/
-COPY scripts/bundle-services.mjs scripts/
 ARG SERVICE
-# tsc -b compiles the service and exactly the workspaces it references; the bundle (dist/bundle/,
-# what the image runs) spares Node resolving and reading hundreds of modules at every start.
-# Collect the JS.
+# tsc -b compiles the service and exactly the workspaces it references; the image runs that output
+# as it is (no bundler: docs/operations.md, "Start-up"). Collect the JS.
 RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
- && node scripts/bundle-services.mjs "${SERVICE}" \
  && for ws in packages/* services/*; do \
       if [ -d "$ws/dist" ]; then mkdir -p "/dist/$ws" && cp -r "$ws/dist" "/dist/$ws/"; fi; \
     done \
@@ -165,15 +162,7 @@ FROM node:24-bookworm-slim AS runtime-base
 FROM runtime-base AS runtime
 # LOG_DIR: every service appends its JSON log there; DATA_DIR: the SQLite file of the services
 # that keep users when DATABASE_URL is unset. Both are the only writable paths, so --read-only works.
-# NODE_OPTIONS: V8's young generation capped at two semi-spaces of 2 MB. Left to itself Node 24
-# grows it to 2 x 16 MB, already during start-up (Fastify compiling schemas and routes), and
-# never shrinks it: with a young generation that large, garbage is collected so rarely that a
-# streamed list's batches, and socket buffers relayed from another tier (freed only when their
-# small JS objects are), pile up to 20-50 MB of RSS between two scavenges. Measured figures and
-# the throughput cost: README, Performance. The manifest's serviceNodeOptions is the same value
-# (test/consistency), for npm start and the bench. A deployment may set NODE_OPTIONS itself (keep this flag).
 ENV NODE_ENV=production \
-    NODE_OPTIONS=--max-semi-space-size=2 \
     LOG_DIR=/app/logs \
     DATA_DIR=/app/data
 WORKDIR /app
@@ -188,10 +177,9 @@ ARG SERVICE
 WORKDIR /app/services/${SERVICE}
 USER node
 # node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM
-# from docker stop reaches the service, which closes gracefully and exits 0. The bundle leaves
-# the native addon and the Swagger UI's files to node_modules, which stays whole (and the SBOM's).
+# from docker stop reaches the service, which closes gracefully and exits 0.
 ENTRYPOINT []
-CMD ["node", "dist/bundle/main.js"]
+CMD ["node", "dist/main.js"]
 
 # OCI labels; revision, version and created come from the builder (README, "Images"): a Dockerfile
 # cannot read them itself. Last, so a new revision rebuilds no layer.

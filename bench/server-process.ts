@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { serviceNodeOptions, startedLine, type ServiceName } from '@svc/manifest';
+import { startedLine, type ServiceName } from '@svc/manifest';
 import { startListeningProcess } from '@svc/testing/listening-process';
 import { serviceEntry } from '@svc/testing/service-process';
 
@@ -43,12 +43,11 @@ export function nodeServer(label: string, script: string, env: Record<string, st
 }
 
 /**
- * The Node options the image runs every service with (the manifest's, which the Dockerfile sets), so
- * that the bench measures production's runtime settings. BENCH_SERVICE_NODE_OPTIONS replaces them,
- * to measure what a setting costs (empty: Node's defaults).
+ * The Node options the services run with: none, as in the image. BENCH_SERVICE_NODE_OPTIONS sets
+ * some, to measure what a setting costs.
  */
 export function imageNodeOptions(): string {
-  return process.env.BENCH_SERVICE_NODE_OPTIONS ?? serviceNodeOptions;
+  return process.env.BENCH_SERVICE_NODE_OPTIONS ?? '';
 }
 
 /**

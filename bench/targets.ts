@@ -107,7 +107,7 @@ export function ratioDropPoints(rows: Row[], route: string, withFeature: string,
  */
 const startupLimitRatio = 2;
 const startupWhyMissed =
-  "the services start from one bundled file (scripts/bundle-services.mjs); what remains is V8 compiling that file, Node's built-ins Fastify loads (https and tls among them), and building the app: Fastify's plugins and Ajv compiling the routes' schemas. Node's compile cache (NODE_COMPILE_CACHE), not yet written into the images, would spare part of the compiling";
+  "the services start from tsc's output, as the image runs it: Node resolving and compiling a few hundred modules, Node's built-ins Fastify loads (https and tls among them), and building the app: Fastify's plugins and Ajv compiling the routes' schemas. Node's compile cache (NODE_COMPILE_CACHE), not yet written into the images, would spare part of the compiling";
 
 /** A contender's RSS after load: the largest of its rows' readings. */
 export const rssAfterLoad = (rows: Row[], label: string): number => Math.max(...rows.filter((r) => r.label === label).map((r) => r.rssMb));

@@ -12,8 +12,8 @@ import type { ServiceName } from '@svc/manifest';
 /** The repository's root directory: where the compiled services are, and where processes start by default. */
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
-/** The bundled entry point of a service (npm run build), relative to the repository root: what its image runs. */
-export const serviceEntry = (name: ServiceName): string => `services/${name}/dist/bundle/main.js`;
+/** The compiled entry point of a service (npm run build), relative to the repository root: what its image runs. */
+export const serviceEntry = (name: ServiceName): string => `services/${name}/dist/main.js`;
 
 export interface ListeningProcessOptions {
   /** Names the process in errors, e.g. the service's name. */

@@ -24,4 +24,4 @@ if (!process.env.PORT?.trim()) {
     process.stderr.write(`serve: port ${port} ${problem}; ${name} serves on ${where} instead (set PORT to choose one)\n`);
   }
 }
-await import(new URL(`../services/${name}/dist/bundle/main.js`, import.meta.url).href);
+await import(new URL(`../services/${name}/dist/main.js`, import.meta.url).href);

@@ -7,7 +7,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, readPort } from '@svc/kit';
 import {
   portVariableOf,
-  serviceNodeOptions,
   services,
   stackNames,
   stacks,
@@ -112,8 +111,7 @@ for (const member of members) {
     label: service,
     command: process.execPath,
     args: [serviceEntry(service)],
-    // The image's Node options, unless the caller set NODE_OPTIONS (as a deployment may).
-    env: { NODE_OPTIONS: serviceNodeOptions, ...process.env, PORT: String(requestedPorts.get(member)), ...linkEnv(member) },
+    env: { ...process.env, PORT: String(requestedPorts.get(member)), ...linkEnv(member) },
     startedMessage: (port) => startedLine(service, port),
     onLine: (line, stream) => show(service, line, stream),
     timeoutMs: HEALTH_TIMEOUT_MS,

@@ -1,4 +1,4 @@
-import { serviceNames, serviceNodeOptions, services } from '@svc/manifest';
+import { serviceNames, services } from '@svc/manifest';
 import { describe, expect, it } from 'vitest';
 import { readRepoFile } from './support/repo-files.js';
 
@@ -28,28 +28,6 @@ describe('the Dockerfile reads the services from the manifest', () => {
     expect(instructions).not.toMatch(/^\s*ARG\s+PORT\b|\$\{?PORT\b/m);
     const ports = [...new Set(serviceNames.map((name) => services[name].port))];
     expect(ports.filter((port) => new RegExp(`\\b${port}\\b`).test(instructions))).toEqual([]);
-  });
-});
-
-describe('the runtime settings of the image are the ones npm start and the bench run', () => {
-  /** The runtime stage: from its FROM on (the last stage, FROM runtime, adds only the health check). */
-  const runtime = instructions.slice(instructions.search(/^FROM \S+ AS runtime$/m));
-
-  it("sets the manifest's Node options in the runtime stage, through NODE_OPTIONS (the command stays `node dist/bundle/main.js`)", () => {
-    expect(/^ENV\s.*\bNODE_OPTIONS=(\S+)/m.exec(runtime)?.[1]).toBe(serviceNodeOptions);
-  });
-
-  it('runs the services with them in the bench, npm start and npm run serve', async () => {
-    const { imageNodeOptions } = await import('../../bench/server-process.js');
-    const previous = process.env.BENCH_SERVICE_NODE_OPTIONS;
-    delete process.env.BENCH_SERVICE_NODE_OPTIONS;
-    try {
-      expect(imageNodeOptions()).toBe(serviceNodeOptions);
-    } finally {
-      if (previous !== undefined) process.env.BENCH_SERVICE_NODE_OPTIONS = previous;
-    }
-    const { scripts } = JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> };
-    expect(scripts.serve).toContain(`node ${serviceNodeOptions} scripts/serve.js`);
   });
 });
 

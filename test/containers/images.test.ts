@@ -34,7 +34,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     const config = JSON.parse(await docker(['image', 'inspect', '--format', '{{json .Config}}', image])) as ImageConfig;
     expect(config.User).toBe('node');
     expect(config.Entrypoint).toBeNull();
-    expect(config.Cmd).toEqual(['node', 'dist/bundle/main.js']);
+    expect(config.Cmd).toEqual(['node', 'dist/main.js']);
     expect(config.WorkingDir).toBe(`/app/services/${service}`);
     // The port is the manifest's, in the service's code: no PORT and no EXPOSE (see the Dockerfile).
     expect(config.ExposedPorts ?? {}).toEqual({});
@@ -86,7 +86,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     // The workspaces its package.json reaches and their packages; the database drivers only there.
     const runtime = runtimeOf(service);
     for (const driver of ['better-sqlite3', 'pg']) expect(modules.includes(driver)).toBe(runtime.packages.has(driver));
-    expect(files).toContain(`/app/services/${service}/dist/bundle/main.js`);
+    expect(files).toContain(`/app/services/${service}/dist/main.js`);
     expect(files.filter((f) => !f.endsWith('.js') && !f.endsWith('package.json'))).toEqual([]);
     const workspaces = new Set(files.map((f) => f.split('/').slice(2, 4).join('/')));
     expect([...workspaces].sort()).toEqual(runtime.workspaces);
@@ -142,7 +142,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
       await css.arrayBuffer();
     }
     const pid1 = await docker(['exec', prefix, 'cat', '/proc/1/cmdline']);
-    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', 'dist/bundle/main.js']);
+    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', 'dist/main.js']);
     expect(await docker(['exec', prefix, 'ls', '/app/logs'])).toContain(`${service}.log`);
     const stopMs = await timedStop(prefix);
     expect(stopMs).toBeLessThan(2_000);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { serviceNodeOptions, services, startedLine } from '@svc/manifest';
+import { services, startedLine } from '@svc/manifest';
 import { freePort } from '@svc/testing/free-port';
 import { startListeningProcess } from '@svc/testing/listening-process';
 import { repoRoot } from '@svc/testing/repo-root';
@@ -80,15 +80,6 @@ describe('npm start -- [stack]', () => {
     expect(stack.lines.filter((l) => l.startsWith('[simple] {'))).toEqual([]);
     const viaProxy = (await (await fetch(`http://127.0.0.1:${proxyPort}/`)).json()) as { message: string };
     expect(viaProxy.message).toBe('Hello from Docker!');
-    // Both run with the image's Node options (Linux: the runner's children and their environments).
-    const children = readFileSync(`/proc/${stack.child.pid}/task/${stack.child.pid}/children`, 'utf8').trim().split(' ');
-    const nodeOptions = children.map((pid) =>
-      readFileSync(`/proc/${pid}/environ`, 'utf8')
-        .split('\0')
-        .find((v) => v.startsWith('NODE_OPTIONS=')),
-    );
-    expect(nodeOptions).toEqual([`NODE_OPTIONS=${serviceNodeOptions}`, `NODE_OPTIONS=${serviceNodeOptions}`]);
-
     stack.child.kill('SIGTERM');
     expect(await stack.exited).toBe(0);
     await expect(fetch(`http://127.0.0.1:${webPort}/health`)).rejects.toThrow();

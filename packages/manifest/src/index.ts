@@ -69,13 +69,6 @@ export const services = {
 export type ServiceName = keyof typeof services;
 export const serviceNames = Object.keys(services) as ServiceName[];
 
-/**
- * The Node options every service runs with: V8's young generation capped at 2 MB semi-spaces, which
- * holds down the RSS of large streamed lists (docs/architecture.md, the speed tricks). The image sets the same in its
- * ENV (test/consistency checks it); `npm start`, `npm run serve` and the bench run the services with it.
- */
-export const serviceNodeOptions = '--max-semi-space-size=2';
-
 /** The start-up line of a service listening on `port`. */
 export const startedLine = (service: ServiceName, port: number): string => `${services[service].startedMessage} ${port}`;
 
