@@ -1,6 +1,7 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import type { Static, TObject } from 'typebox';
+import { servedUnderPressure } from './load-shedding.js';
 
 export interface HealthOptions<Report extends TObject> {
   /** The answer's schema: types `report`, documents the route. */
@@ -28,6 +29,8 @@ export function healthPlugin<Report extends TObject>(options: HealthOptions<Repo
     const schema: FastifySchema = { summary: 'Health report', tags: ['health'], response: { 200: options.schema } };
     const route = {
       schema,
+      // Liveness: a process that answers is alive, however loaded; /ready is shed with the rest.
+      config: servedUnderPressure,
       ...(options.changesEveryRequest === true ? { serializerCompiler: stringifyWithJson } : {}),
     };
     // Not async when the report is not: a promise per request is work a plain route need not do.

@@ -20,7 +20,7 @@ export interface ApiDescription {
 const everyRoute = {
   400: error('Malformed request (URL, headers) or invalid parameters'),
   500: error('Unexpected failure; the details are in the log, not here'),
-  503: error('The service is shutting down (or a dependency is down); try again'),
+  503: error('The service is shutting down, overloaded, or a dependency is down; try again (Retry-After)'),
   default: error('Any other path or method: 404 unknown path, 405 wrong method (with Allow)'),
 };
 const withBody = {

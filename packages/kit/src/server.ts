@@ -21,6 +21,7 @@ import type { Logger } from './logger.js';
 import { attachMetrics, metricsContentType, metricsText, type AppMetrics } from './metrics.js';
 import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js';
 import { closeQuietConnectionsOnClose } from './idle-connections.js';
+import { DEFAULT_MAX_EVENT_LOOP_DELAY_MS, shedLoad } from './load-shedding.js';
 import { assignRequestId, requestIdHeader, requestIdOf } from './request-id.js';
 import { tracer } from './tracing.js';
 
@@ -53,6 +54,11 @@ export interface ServerOptions {
    * belong to its upstream.
    */
   serveMetrics?: boolean;
+  /**
+   * Event loop lag, in ms, above which requests are answered 503 (load-shedding.ts); default 1,000.
+   * 0 turns shedding off, for an app whose paths all belong to another (a transparent proxy).
+   */
+  maxEventLoopDelayMs?: number;
 }
 
 const MiB = 1024 * 1024;
@@ -198,7 +204,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
  * A Fastify instance with what every service shares: CORS for every origin (cors.ts), JSON bodies,
  * every error answered as JSON `{"error": "..."}` (404, 405 with Allow, 400, 413, 415, 500
  * without internals), timeouts that keep slow or idle sockets from piling up, and
- * connection draining on close, an OpenAPI document of every route, GET /metrics (metrics.ts; unless
+ * connection draining on close, a 503 while the event loop lags (load-shedding.ts), an OpenAPI document of every route, GET /metrics (metrics.ts; unless
  * `metrics: false`), and
  * an X-Request-Id on every request and answer (request-id.ts). Services add their routes as
  * plugins (app.register), which load after the document's collector; nothing listens here.
@@ -241,6 +247,8 @@ export function createServer(options: ServerOptions): App {
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.routing(request, response));
   const metrics = options.metrics === false ? undefined : attachMetrics(app);
   closeQuietConnectionsOnClose(app);
+  const maxEventLoopDelayMs = options.maxEventLoopDelayMs ?? DEFAULT_MAX_EVENT_LOOP_DELAY_MS;
+  if (maxEventLoopDelayMs > 0) shedLoad(app, maxEventLoopDelayMs);
 
   app.addHook('onSend', (request, reply, _payload, done) => {
     void reply.header(requestIdHeader, request.id);
