@@ -7,6 +7,7 @@ import {
   atLeast,
   atMost,
   cpuRatio,
+  idiomaticProxy,
   p99Ratio,
   processTargets,
   rowOf,
@@ -19,7 +20,7 @@ import { bareSimple, idiomaticAppSpec } from './simple.js';
 export const bareRelay = 'bench/dist/baselines/bare-relay.js';
 const proxyOnNodeDefaults = 'proxy, Node defaults';
 // The proxy as a copier would write it on Fastify (issue 42): @fastify/http-proxy with nginx's headers, ids and metrics.
-const idiomaticProxy = { label: 'idiomatic @fastify/http-proxy', script: 'bench/dist/baselines/idiomatic-proxy.js' };
+const idiomaticProxyScript = 'bench/dist/baselines/idiomatic-proxy.js';
 // The two Node proxies a user would reach for (issue 11), each as its README shows it.
 const nodePeers = [
   { label: 'http-proxy', script: 'bench/dist/baselines/peer-http-proxy.js' },
@@ -75,7 +76,7 @@ export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
       // and costs CPU per request.
       serviceServer(proxyOnNodeDefaults, 'proxy', { ...proxyEnv, NODE_OPTIONS: '' }, settings.cpus.server),
       ...nodePeers.map(({ label, script }) => nodeServer(label, script, upstreamEnv, settings.cpus.server)),
-      nodeServer(idiomaticProxy.label, idiomaticProxy.script, upstreamEnv, settings.cpus.server),
+      nodeServer(idiomaticProxy, idiomaticProxyScript, upstreamEnv, settings.cpus.server),
       nodeServer('bare node:http + undici', bareRelay, upstreamEnv, settings.cpus.server),
     ];
     const nginxSpecs: ServerSpec[] = [];
@@ -101,7 +102,7 @@ export async function runProxy(settings: RunSettings): Promise<ScenarioResult> {
     const byLabel = (label: string): ServerProcess => others.find((server) => server.label === label) as ServerProcess;
     if (proxy === undefined || onDefaults === undefined) throw new Error('the proxy was not started');
     const peers = nodePeers.map(({ label }) => byLabel(label));
-    const idiomatic = byLabel(idiomaticProxy.label);
+    const idiomatic = byLabel(idiomaticProxy);
     const relay = byLabel('bare node:http + undici');
     const nginxes = nginxSpecs.map(({ label }) => byLabel(label));
     const contenders = [proxy, onDefaults, ...peers, idiomatic, relay, upstream, ...nginxes];

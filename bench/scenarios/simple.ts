@@ -4,6 +4,7 @@ import {
   atLeast,
   atMost,
   cpuRatio,
+  expressApp,
   idiomaticApp,
   processTargets,
   ratioDropPoints,
@@ -16,7 +17,6 @@ import {
 export const bareSimple = 'bench/dist/baselines/bare-simple.js';
 const idiomaticSimple = 'bench/dist/baselines/idiomatic-simple.js';
 const expressSimple = 'bench/dist/baselines/express-simple.js';
-const express = 'Express';
 
 /**
  * Variant A as a copier would write it on Fastify, on Node's defaults: the baseline of A's CPU per
@@ -43,7 +43,7 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
       serviceServer('simple, METRICS=off', 'simple', { METRICS: 'off' }, settings.cpus.server),
       serviceServer('simple, Node defaults', 'simple', { NODE_OPTIONS: '' }, settings.cpus.server),
       nodeServer('bare node:http', bareSimple, {}, settings.cpus.server),
-      nodeServer(express, expressSimple, {}, settings.cpus.server),
+      nodeServer(expressApp, expressSimple, {}, settings.cpus.server),
       idiomaticAppSpec(settings),
     ],
     settings.startups,
@@ -73,7 +73,7 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
           ),
         ),
         ...routes.map((path) =>
-          atLeast(`A GET ${path}: req/s / ${express}'s`, roundRatio(rows, routeName(path), subject.label, express), 1.6),
+          atLeast(`A GET ${path}: req/s / ${expressApp}'s`, roundRatio(rows, routeName(path), subject.label, expressApp), 1.6),
         ),
         atMost(
           `A with no V8 flag (${onDefaults.label}): RSS after load / ${idiomaticApp}'s`,
@@ -81,7 +81,7 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
           1.1,
         ),
         ...metricsCost,
-        ...processTargets(rows, subject.label, [express], { subjectMs: subject.startupMs, idiomaticMs: idiomatic.startupMs }),
+        ...processTargets(rows, subject.label, [expressApp], { subjectMs: subject.startupMs, idiomaticMs: idiomatic.startupMs }),
       ],
     };
   } finally {
