@@ -6,6 +6,8 @@
  *   --only a,proxy,b,c,size,flood,traces   scenarios to run (default all)
  *   --quick                   a smoke run: one 1 s round per server and route, no warm-up (default: rounds of 3 s,
  *                             five, or a scenario's own count in roundsByScenario)
+ *   --local                   results to bench/results/*.local.json (git-ignored), as --quick's go: a trial of a
+ *                             few full-length rounds that must not replace the committed figures
  *   --duration S --rounds N --connections C --loadgen wrk|autocannon
  *   --sizes 10000,100000,1000000   users in the table for the size scenario (default these)
  */
@@ -49,6 +51,7 @@ const { values } = parseArgs({
   options: {
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    local: { type: 'boolean', default: false },
     duration: { type: 'string' },
     rounds: { type: 'string' },
     connections: { type: 'string' },
@@ -133,8 +136,9 @@ try {
         floodRows: result.floodRows ?? [],
         targets: result.targets,
       };
-      // A scenario's committed figures (docs/performance.md's source) come from full-length runs; quick ones stay local (git-ignored).
-      const file = join(resultsDir, values.quick ? `${id}-${started.replace(/[:.]/g, '-')}.local.json` : `${id}.json`);
+      // A scenario's committed figures (docs/performance.md's source) come from full-length runs; quick and local ones stay local (git-ignored).
+      const local = values.quick || values.local;
+      const file = join(resultsDir, local ? `${id}-${started.replace(/[:.]/g, '-')}.local.json` : `${id}.json`);
       writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
       written.push(file);
       rows.push(...results.rows);

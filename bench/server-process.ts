@@ -126,7 +126,15 @@ export async function startServer(spec: ServerSpec, timeoutMs = 15_000): Promise
     pid,
     baseUrl: server.baseUrl,
     startupMs,
-    cpuSeconds: () => cpuSecondsOf(pid),
+    cpuSeconds: () => {
+      try {
+        return cpuSecondsOf(pid);
+      } catch (error) {
+        // A server that ended under load has no /proc entry left: name it, with its last lines, not just the file.
+        const why = error instanceof Error ? error.message : String(error);
+        throw new Error([`${spec.label} (pid ${pid}): ${why}`, ...server.lines.slice(-20)].join('\n'));
+      }
+    },
     rssBytes: () => statusKb(pid, 'VmRSS') * 1024,
     peakRssBytes: () => statusKb(pid, 'VmHWM') * 1024,
     stop: async () => {

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Route, type Row, type RunSettings } from '../measure.js';
-import { nodeServer, serviceServer, startServer, type ServerProcess } from '../server-process.js';
+import { nodeServer, serviceServer, type ServerProcess } from '../server-process.js';
 import { atLeast, processTargets, roundRatio, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';
+import { idiomaticAppSpec } from './simple.js';
 
 export const bareDatabase = 'bench/dist/baselines/bare-database.js';
 export const listRoute: Route = { ...getRoute('/api/users'), name: 'GET /api/users (100 rows)' };
@@ -35,12 +36,20 @@ async function bodyOf(url: string): Promise<Buffer> {
   return Buffer.from(await response.arrayBuffer());
 }
 
+/** A target of a store's list or create, as a share of the bare driver's req/s; `name` marks a second one on the same figure. */
+interface RatioTarget {
+  limit: number;
+  name?: string;
+}
+
 /**
  * B on one store: the service and the bare driver baseline on the same database, list before
- * create. The list must be at least `listTarget` times the baseline's throughput, on the same
- * bytes: the two bodies are compared once, byte for byte, before timing. `alsoCreating`: more
- * bare servers measured on the create route only, in the same rounds. `rssWhyMissed`: what the store's
- * design adds to the service's memory, where that is known.
+ * create. The list and create are held to `listTargets` and `createTargets` times the baseline's
+ * throughput, the list on the same bytes: the two bodies are compared once, byte for byte, before
+ * timing. `alsoCreating`: more bare servers measured on the create route only, in the same rounds, and
+ * baselines of the service's RSS. `otherSettings`: the service again with other settings, on the list
+ * and creates. `rssWhyMissed`: what the store's design adds to the service's memory, where that is known.
+ * Every server is timed starting in turns with the idiomatic app (the start-up target), which then stops.
  */
 async function runStore(
   scenario: string,
@@ -48,38 +57,31 @@ async function runStore(
   driver: string,
   env: Record<string, string>,
   settings: RunSettings,
-  listTarget: number,
-  createTarget: number,
+  listTargets: RatioTarget[],
+  createTargets: RatioTarget[],
   alsoCreating: { label: string; env: Record<string, string> }[] = [],
   otherSettings: { label: string; env: Record<string, string> }[] = [],
   rssWhyMissed?: string,
 ) {
-  const [subject, baseline] = await startMeasured(
-    [
-      serviceServer(`database (${store})`, 'database', env, settings.cpus.server),
-      nodeServer(`bare node:http + ${driver}`, bareDatabase, env, settings.cpus.server),
-    ],
-    settings.startups,
-  );
-  const started = [subject, baseline];
+  const specs = [
+    serviceServer(`database (${store})`, 'database', env, settings.cpus.server),
+    nodeServer(`bare node:http + ${driver}`, bareDatabase, env, settings.cpus.server),
+    ...alsoCreating.map((extra) => nodeServer(extra.label, bareDatabase, { ...env, ...extra.env }, settings.cpus.server)),
+    ...otherSettings.map((other) => serviceServer(other.label, 'database', { ...env, ...other.env }, settings.cpus.server)),
+    idiomaticAppSpec(settings),
+  ];
+  const started = await startMeasured(specs, settings.startups);
+  const [subject, baseline] = started;
+  if (subject === undefined || baseline === undefined) throw new Error(`${scenario}: the service or its baseline was not started`);
+  const creating = started.slice(2, 2 + alsoCreating.length);
+  const variants = started.slice(2 + alsoCreating.length, -1);
+  const idiomatic = started.at(-1) as ServerProcess;
   try {
+    await idiomatic.stop();
     await seedUsers(subject, 100);
     const [own, bare] = await Promise.all([subject, baseline].map((server) => bodyOf(server.baseUrl + listRoute.path)));
     const sameBody = own !== undefined && bare !== undefined && own.equals(bare);
     if (!sameBody) process.stderr.write(`bench: ${scenario} list: the service's body differs from the baseline's\n`);
-    const creating: ServerProcess[] = [];
-    for (const extra of alsoCreating) {
-      const server = await startServer(nodeServer(extra.label, bareDatabase, { ...env, ...extra.env }, settings.cpus.server));
-      started.push(server);
-      creating.push(server);
-    }
-    // The service again with other settings, on the list and creates, in the same rounds.
-    const variants: ServerProcess[] = [];
-    for (const other of otherSettings) {
-      const server = await startServer(serviceServer(other.label, 'database', { ...env, ...other.env }, settings.cpus.server));
-      started.push(server);
-      variants.push(server);
-    }
     const rows: Row[] = [];
     for (const route of [listRoute, createRoute, getRoute('/health')]) {
       // The baseline last: each row's ratio is to it.
@@ -94,9 +96,15 @@ async function runStore(
     const ratio = (route: Route): number => throughputRatio(rows, route.name, subject.label, baseline.label);
     const targets = [
       atLeast(`${scenario} list: same body as the bare driver's, byte for byte (1 = yes)`, sameBody ? 1 : 0, 1),
-      atLeast(`${scenario} list: service / bare driver`, ratio(listRoute), listTarget),
-      atLeast(`${scenario} create: service / bare driver`, ratio(createRoute), createTarget),
-      ...processTargets(rows, subject.label, baseline.label, rssWhyMissed),
+      ...listTargets.map((t) => atLeast(`${scenario} list: service / bare driver${t.name ?? ''}`, ratio(listRoute), t.limit)),
+      ...createTargets.map((t) => atLeast(`${scenario} create: service / bare driver${t.name ?? ''}`, ratio(createRoute), t.limit)),
+      ...processTargets(
+        rows,
+        subject.label,
+        [baseline, ...creating].map((server) => server.label),
+        { subjectMs: subject.startupMs, idiomaticMs: idiomatic.startupMs },
+        rssWhyMissed,
+      ),
     ];
     return { rows, targets, subject };
   } finally {
@@ -127,8 +135,9 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
       'pg',
       { DATABASE_URL: await server.createDatabase() },
       settings,
-      1.5,
-      1.5,
+      // Issue 42: at least the bare driver's on both stores; the earlier 1.5 stays, stricter on the same figures.
+      [{ limit: 1 }, { limit: 1.5, name: ', earlier target' }],
+      [{ limit: 1 }, { limit: 1.5, name: ', earlier target' }],
       [],
       poolSizes,
     );
@@ -150,17 +159,22 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
       'better-sqlite3',
       { DATA_DIR: dataDir },
       settings,
-      1,
-      0.8,
+      // Issue 42: at least the bare driver's on both stores (the create's replaces the earlier 0.8).
+      [{ limit: 1 }],
+      [{ limit: 1 }],
       [{ label: unsynced, env: { SQLITE_SYNCHRONOUS: 'NORMAL' } }],
       [],
       sqliteRssWhyMissed,
     );
     rows.push(...result.rows);
     targets.push(...result.targets);
-    // Group commit shares one sync among the creates of a batch: against the store with no sync at all.
+    // Group commit shares one sync among the creates of a batch, each 201 sent once its batch is synced
+    // (synchronous=FULL, packages/users): against the store with no sync at all. Issue 42 asks 0.5; the
+    // earlier 0.6 stays, stricter on the same figure.
+    const durable = roundRatio(rows, createRoute.name, result.subject.label, unsynced);
     targets.push(
-      atLeast(`B SQLite create: service / ${unsynced}`, roundRatio(rows, createRoute.name, result.subject.label, unsynced), 0.6),
+      atLeast(`B SQLite durable create: service / ${unsynced}`, durable, 0.5),
+      atLeast(`B SQLite durable create: service / ${unsynced}, earlier target`, durable, 0.6),
     );
   } finally {
     rmSync(dataDir, { recursive: true, force: true });

@@ -2,9 +2,10 @@ import pg from 'pg';
 import type { TestPostgres } from '@svc/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
 import { nodeServer, serviceServer, startServer, type ServerProcess, type ServerSpec } from '../server-process.js';
-import { atLeast, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
+import { atLeast, atMost, cpuRatio, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';
 import { bareDatabase, listRoute } from './database.js';
 import { bareRelay } from './proxy.js';
+import { idiomaticAppSpec } from './simple.js';
 
 /** The C backend offers no create: its 100 users are written straight into its table. */
 async function seedTable(url: string, count: number): Promise<void> {
@@ -29,14 +30,18 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
   if (server === undefined) return { rows: [], targets: [] };
   const env = { DATABASE_URL: await server.createDatabase() };
   const started: ServerProcess[] = [];
-  /** The servers of a pair started together (startMeasured), subject first, the baseline second. */
-  const startPair = async (subject: ServerSpec, baseline: ServerSpec): Promise<[ServerProcess, ServerProcess]> => {
-    const pair = await startMeasured([subject, baseline], settings.startups);
-    started.push(...pair);
-    return pair;
+  /**
+   * The servers of a pair started together (startMeasured), subject first, the baseline second, timed
+   * in turns with the idiomatic app (the start-up target), which then stops; its start-up third.
+   */
+  const startPair = async (subject: ServerSpec, baseline: ServerSpec): Promise<[ServerProcess, ServerProcess, number]> => {
+    const [own, base, idiomatic] = await startMeasured([subject, baseline, idiomaticAppSpec(settings)], settings.startups);
+    started.push(own, base, idiomatic);
+    await idiomatic.stop();
+    return [own, base, idiomatic.startupMs];
   };
   try {
-    const [backend, bare] = await startPair(
+    const [backend, bare, idiomaticForBackendMs] = await startPair(
       serviceServer('backend (PostgreSQL)', 'backend', env, settings.cpus.server),
       nodeServer('bare node:http + pg', bareDatabase, env, settings.cpus.server),
     );
@@ -49,7 +54,7 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
     const upstream = await startServer(serviceServer('backend', 'backend', env, settings.cpus.other));
     started.push(upstream);
     const frontendEnv = { BACKEND_URL: upstream.baseUrl };
-    const [frontend, relay] = await startPair(
+    const [frontend, relay, idiomaticForFrontendMs] = await startPair(
       serviceServer('frontend', 'frontend', frontendEnv, settings.cpus.server),
       nodeServer('bare node:http + undici', bareRelay, { ...frontendEnv, LOCAL_HEALTH: '1' }, settings.cpus.server),
     );
@@ -61,8 +66,17 @@ export async function runTwoTier(settings: RunSettings, postgres: () => Promise<
       rows: [...backendRows, ...frontendRows],
       targets: [
         atLeast('C backend list: service / bare driver', throughputRatio(backendRows, listRoute.name, backend.label, bare.label), 0.8),
-        ...processTargets(backendRows, backend.label, bare.label),
-        ...processTargets(frontendRows, frontend.label, relay.label),
+        ...processTargets(backendRows, backend.label, [bare.label], { subjectMs: backend.startupMs, idiomaticMs: idiomaticForBackendMs }),
+        // Issue 42: the forwarded list's CPU per request against the bare relay's, the median of the per-round ratios.
+        atMost(
+          `C frontend list: CPU µs per request / ${relay.label}'s`,
+          cpuRatio(frontendRows, listRoute.name, frontend.label, relay.label),
+          1.5,
+        ),
+        ...processTargets(frontendRows, frontend.label, [relay.label], {
+          subjectMs: frontend.startupMs,
+          idiomaticMs: idiomaticForFrontendMs,
+        }),
       ],
     };
   } finally {
