@@ -82,7 +82,7 @@ describe('.github/dependabot.yml', () => {
     [key: string]: unknown;
   }
   const config = parse(readRepoFile('.github/dependabot.yml')) as { version: number; updates: Update[] };
-  const known = ['package-ecosystem', 'directory', 'directories', 'schedule', 'groups', 'ignore', 'open-pull-requests-limit'];
+  const known = ['package-ecosystem', 'directory', 'directories', 'schedule', 'cooldown', 'groups', 'ignore', 'open-pull-requests-limit'];
   const filesIn = (directory: string): string[] => readdirSync(join(repoRoot, directory));
 
   /** What each ecosystem reads in its directory. */
@@ -116,5 +116,18 @@ describe('.github/dependabot.yml', () => {
         .map((d) => `${update['package-ecosystem']}: ${d}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  it('waits a week after a release before proposing it, in every ecosystem (cooldown)', () => {
+    const days = config.updates.map((update) => (update.cooldown as { 'default-days'?: number } | undefined)?.['default-days']);
+    expect(days.filter((d) => d === undefined || d < 7)).toEqual([]);
+  });
+});
+
+describe("the workflow's actions", () => {
+  it('are pinned to a full commit SHA, with the version it is in a comment Dependabot keeps up to date', () => {
+    const uses = [...readRepoFile('.github/workflows/ci.yml').matchAll(/^\s*(?:-\s+)?uses:\s*(.+)$/gm)].map((m) => m[1] ?? '');
+    expect(uses.length).toBeGreaterThan(0);
+    expect(uses.filter((use) => !/^[\w.-]+\/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$/.test(use))).toEqual([]);
   });
 });
