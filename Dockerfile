@@ -1,11 +1,10 @@
 # One image recipe for every service of the monorepo (context: the repository root).
 #
 #   docker build -t <image> .                                # the default SERVICE (below)
-#   docker build --build-arg SERVICE=<name> -t <image> .     # any service of the manifest
+#   docker build --build-arg SERVICE=<name> -t <image> .     # any folder under services/
 #
-# The services, their names and ports, are listed only in the manifest
-# (packages/manifest/src/index.ts): the build compiles it and looks SERVICE up there, so an
-# unknown name fails with one line listing the manifest's names, and this file names no service
+# Each service's facts (name, port) are its own (services/<name>/src/service.ts): an unknown
+# SERVICE fails with one line listing the folders under services/, and this file names no service
 # but the default (test/consistency checks that). BuildKit (the default builder of Engine 23+)
 # builds it offline from local base images, and so does Podman's builder (buildah).
 #
@@ -16,11 +15,10 @@
 # and stops at the first FROM (docs/docker-versions.md).
 #
 # No EXPOSE: its port would have to be written here or passed in as a build argument (a
-# Dockerfile cannot read it from a file), a second source beside the manifest. EXPOSE only
+# Dockerfile cannot read it from a file), a second source beside the service's own. EXPOSE only
 # documents the port and feeds `docker run -P`; `-p <port>:<port>` and compose `ports:` publish
 # without it, and containers reach each other on any port. The service takes its default port
-# from the manifest itself (PORT overrides it), and the build writes it to /app/service.json,
-# which says what the image runs.
+# from its dist/service.js (PORT overrides it), where the health check reads it too.
 
 ARG SERVICE=simple
 
@@ -45,16 +43,14 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 COPY --from=manifests /src/ ./
 
-# ---- service: SERVICE checked against the manifest, before anything service-specific ----
+# ---- service: SERVICE checked, before anything service-specific ----
 FROM base AS service
 # No build argument is declared above this install, so every service's build shares the layer.
 RUN npm ci --ignore-scripts
 COPY tsconfig.base.json ./
-COPY packages/manifest/ packages/manifest/
-COPY deploy/docker/pick-service.mjs deploy/docker/
 ARG SERVICE
-RUN npx tsc -b packages/manifest/tsconfig.json \
- && node deploy/docker/pick-service.mjs "${SERVICE}" > /service.json
+RUN test -d "services/${SERVICE}" \
+ || { echo "unknown SERVICE=${SERVICE}; one of $(ls services | paste -sd, | sed 's/,/, /g')" >&2; exit 1; }
 
 # ---- build: compile the service ----
 FROM service AS build
@@ -73,9 +69,9 @@ RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
 FROM base AS production
 # BuildKit runs independent stages at once: this copy makes the install wait for the check, so an
 # unknown SERVICE stops the build with the check's one line, not with npm's error about the workspace.
-COPY --from=service /service.json /service.json
-COPY deploy/docker/prune-tree.mjs /tmp/
 ARG SERVICE
+COPY --from=service /src/services/${SERVICE}/package.json /tmp/checked-service.json
+COPY deploy/docker/prune-tree.mjs /tmp/
 ARG TARGETARCH
 # npm also installs what a workspace takes as an optional peer when another service lists it; the
 # prune removes what the service's own production tree does not reach.
@@ -113,16 +109,14 @@ RUN mkdir /out \
 # stage's install already holds the dev dependencies (tsc among them), so this stage installs nothing.
 FROM service AS development
 # Compose watch copies each changed source in, and tsc writes its output beside it: the workspaces
-# belong to the user the service runs as (the manifest package too, which the service stage
-# compiled as root). The image keeps its code root's; this one is rewritten while it runs.
+# belong to the user the service runs as. The image keeps its code root's; this one is rewritten
+# while it runs.
 COPY --chown=node:node packages/ packages/
 COPY --chown=node:node services/ services/
-RUN chown -R node:node packages/manifest
-# What the compose files expect of the image: the health check, service.json, and the log and data
-# folders owned by the runtime user (fresh named volumes take that owner), as in the image.
+# What the compose files expect of the image: the health check, and the log and data folders
+# owned by the runtime user (fresh named volumes take that owner), as in the image.
 COPY deploy/docker/health-check.mjs /app/health-check.mjs
-RUN cp /service.json /app/service.json \
- && mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
+RUN mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 # No NODE_OPTIONS: the image's young-generation cap would slow the compiler that runs here too.
 ENV LOG_DIR=/app/logs \
     DATA_DIR=/app/data \
@@ -170,7 +164,6 @@ WORKDIR /app
 RUN mkdir -p /app/logs /app/data && chown node:node /app/logs /app/data
 # Code stays owned by root: the service cannot modify itself.
 COPY --from=production /out/ /app/
-COPY --from=service /service.json /app/service.json
 COPY deploy/docker/health-check.mjs /app/health-check.mjs
 COPY --from=production /sbom.cdx.json /app/sbom.cdx.json
 ARG SERVICE

@@ -81,7 +81,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
   it('holds only production dependencies and compiled code (one-off run --rm leaves no container)', async () => {
     const name = `${prefix}-once`;
     const listing = await docker(['run', '--rm', '--name', name, image, 'node', '-e', listModules]);
-    const { modules, files, described } = JSON.parse(listing) as { modules: string[]; files: string[]; described: unknown };
+    const { modules, files } = JSON.parse(listing) as { modules: string[]; files: string[] };
     for (const devOnly of ['typescript', 'vitest', 'tsx', 'eslint', '@types']) expect(modules).not.toContain(devOnly);
     // The workspaces its package.json reaches and their packages; the database drivers only there.
     const runtime = runtimeOf(service);
@@ -90,8 +90,12 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(files.filter((f) => !f.endsWith('.js') && !f.endsWith('package.json'))).toEqual([]);
     const workspaces = new Set(files.map((f) => f.split('/').slice(2, 4).join('/')));
     expect([...workspaces].sort()).toEqual(runtime.workspaces);
-    // What the build wrote from the manifest for the health probe.
-    expect(described).toEqual({ name: service, port });
+    // The service's own facts (src/service.ts), which it runs with and the health check reads its port from.
+    const ownFacts = `const { service } = await import('/app/services/${service}/dist/service.js'); console.log(JSON.stringify({ name: service.name, port: service.port }));`;
+    expect(JSON.parse(await docker(['run', '--rm', image, 'node', '--input-type=module', '-e', ownFacts]))).toEqual({
+      name: service,
+      port,
+    });
     expect(await docker(['ps', '--all', '--quiet', '--filter', `name=${name}`])).toBe('');
   });
 
@@ -152,10 +156,10 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
 });
 
 describe.skipIf(stage.skipReason !== undefined)('the image build', () => {
-  it("refuses an unknown SERVICE in one line that lists the manifest's names", async () => {
+  it('refuses an unknown SERVICE in one line that lists the services (the folders under services/)', async () => {
     const { code, output } = await dockerResult(['build', '--pull=false', '--force-rm', '--build-arg', 'SERVICE=nope', repoRoot]);
     expect(code).not.toBe(0);
-    expect(output).toContain(`unknown SERVICE=nope; one of ${serviceNames.join(', ')}\n`);
+    expect(output).toContain(`unknown SERVICE=nope; one of ${[...serviceNames].sort().join(', ')}\n`);
   });
 });
 
@@ -198,6 +202,5 @@ const listModules = `
 const { readdirSync, readFileSync } = require('node:fs');
 const top = (d) => readdirSync(d).filter((n) => !n.startsWith('.')).flatMap((n) => n.startsWith('@') ? [n, ...readdirSync(d + '/' + n).map((s) => n + '/' + s)] : [n]);
 const walk = (d) => readdirSync(d, { withFileTypes: true }).flatMap((e) => e.isDirectory() ? (e.name === 'node_modules' ? [] : walk(d + '/' + e.name)) : [d + '/' + e.name]);
-const described = JSON.parse(readFileSync('/app/service.json', 'utf8'));
-console.log(JSON.stringify({ modules: top('/app/node_modules'), files: [...walk('/app/packages'), ...walk('/app/services')], described }));
+console.log(JSON.stringify({ modules: top('/app/node_modules'), files: [...walk('/app/packages'), ...walk('/app/services')] }));
 `;

@@ -90,10 +90,12 @@ const logFormats: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** What the kit needs to know of a service: an entry of the manifest (@svc/manifest). */
+/** What the kit needs to know of a service: its own src/service.ts, which the manifest lists. */
 export interface ServiceIdentity {
   /** Short name, used in logs and as the log file's name. */
   readonly name: string;
+  /** One line on what it does (README table, OpenAPI description). */
+  readonly summary: string;
   /** Default listening port. */
   readonly port: number;
   /** Variables read for the run mode, first set wins. */

@@ -1,9 +1,15 @@
 /**
- * The services of this repository and the stacks they run in: the one place that names them.
- * The services' entry points, the stack runner, the image build, the test support and the bench
- * read it; tests check the compose files, the Dockerfile, the README and docs/ against it.
+ * The services of this repository and the stacks they run in: the one place that lists them. Each
+ * service owns its facts (src/service.ts: name, port, start-up line), which it runs with; the stack
+ * runner, the image build, the test support and the bench read them here, and tests check the
+ * compose files, the Dockerfile, the README and docs/ against them. Not loaded by any service.
  * Adding a service: a folder under services/ and an entry here.
  */
+import { service as backend } from '@svc/backend/service';
+import { service as database } from '@svc/database/service';
+import { service as frontend } from '@svc/frontend/service';
+import { service as proxy } from '@svc/proxy/service';
+import { service as simple } from '@svc/simple/service';
 
 export interface ServiceEntry {
   /** The workspace folder `services/<name>`, the log's name, and the image `sample-<name>`. */
@@ -20,50 +26,12 @@ export interface ServiceEntry {
   readonly modeVariables: readonly string[];
 }
 
-const nodeEnv = ['NODE_ENV'] as const;
-const flaskEnv = ['FLASK_ENV', 'NODE_ENV'] as const;
-
 export const services = {
-  simple: {
-    name: 'simple',
-    spec: 'variant A',
-    summary: 'greeting, health with uptime and NODE_ENV, two static users',
-    port: 3000,
-    startedMessage: 'Server running on port',
-    modeVariables: nodeEnv,
-  },
-  proxy: {
-    name: 'proxy',
-    spec: 'reverse proxy',
-    summary: 'forwards every request to `web`, with Host, X-Real-IP and X-Forwarded-For',
-    port: 80,
-    startedMessage: 'Proxy running on port',
-    modeVariables: nodeEnv,
-  },
-  database: {
-    name: 'database',
-    spec: 'variant B',
-    summary: 'users in PostgreSQL (`DATABASE_URL`) or a local SQLite file; list, create, health with a database probe',
-    port: 5000,
-    startedMessage: 'Database app running on port',
-    modeVariables: flaskEnv,
-  },
-  backend: {
-    name: 'backend',
-    spec: 'variant C',
-    summary: 'users from the database; health with `service` and `database`',
-    port: 5000,
-    startedMessage: 'Backend service running on port',
-    modeVariables: flaskEnv,
-  },
-  frontend: {
-    name: 'frontend',
-    spec: 'variant C',
-    summary: 'a users page at `/`; forwards `GET /api/users` from the backend; 500 `{"error":"Failed to fetch users"}` when it fails',
-    port: 3000,
-    startedMessage: 'Frontend service running on port',
-    modeVariables: nodeEnv,
-  },
+  simple: { ...simple, spec: 'variant A' },
+  proxy: { ...proxy, spec: 'reverse proxy' },
+  database: { ...database, spec: 'variant B' },
+  backend: { ...backend, spec: 'variant C' },
+  frontend: { ...frontend, spec: 'variant C' },
 } as const satisfies Record<string, ServiceEntry>;
 
 export type ServiceName = keyof typeof services;

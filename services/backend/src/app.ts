@@ -1,5 +1,5 @@
 import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import {
   databaseReady,
   databaseStatus,
@@ -25,7 +25,7 @@ const Health = Type.Object(
 /** Backend of variant C (spec 4.3): health with database connectivity and the user list; no create. */
 export function createBackendApp(options: BackendAppOptions): App {
   const { store: unmetered } = options;
-  const app = createServer({ logger: options.logger, api: { title: 'backend', description: services.backend.summary } });
+  const app = createServer({ logger: options.logger, api: { title: 'backend', description: service.summary } });
   app.addHook('onClose', () => unmetered.close());
   // Counted in /metrics: the pool's state and failed queries (a taken email is not a failure).
   const store = meterStore(app, unmetered, (error) => !(error instanceof DuplicateEmailError));

@@ -1,5 +1,5 @@
 import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import {
   createUserPlugin,
   databaseReady,
@@ -40,7 +40,7 @@ const greetingRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
 /** Variant B (spec 4.2): greeting, health with database connectivity, list and create users. */
 export function createDatabaseApp(options: DatabaseAppOptions): App {
   const { store: unmetered } = options;
-  const app = createServer({ logger: options.logger, api: { title: 'database', description: services.database.summary } });
+  const app = createServer({ logger: options.logger, api: { title: 'database', description: service.summary } });
   app.addHook('onClose', () => unmetered.close());
   // Counted in /metrics: the pool's state and failed queries (a taken email is not a failure).
   const store = meterStore(app, unmetered, (error) => !(error instanceof DuplicateEmailError));

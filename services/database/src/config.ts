@@ -1,5 +1,5 @@
 import { readServiceConfig, type Env, type ServiceConfig } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import { readStoreConfig, type StoreConfig } from '@svc/users';
 
 export interface DatabaseConfig extends ServiceConfig {
@@ -7,4 +7,4 @@ export interface DatabaseConfig extends ServiceConfig {
 }
 
 /** The common variables (the run mode from FLASK_ENV first, spec 4.5) and where users are stored. */
-export const readConfig = (env: Env): DatabaseConfig => ({ ...readServiceConfig(env, services.database), store: readStoreConfig(env) });
+export const readConfig = (env: Env): DatabaseConfig => ({ ...readServiceConfig(env, service), store: readStoreConfig(env) });

@@ -1,5 +1,5 @@
 import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import { Type } from 'typebox';
 import type { BackendClient } from './backend-client.js';
 import { pageRoutes } from './page/page-routes.js';
@@ -19,7 +19,7 @@ const Health = Type.Object(
 /** Frontend of variant C (spec 4.3): its own health, and the user list forwarded from the backend. */
 export function createFrontendApp(options: FrontendAppOptions): App {
   const { backend } = options;
-  const app = createServer({ logger: options.logger, api: { title: 'frontend', description: services.frontend.summary } });
+  const app = createServer({ logger: options.logger, api: { title: 'frontend', description: service.summary } });
   // The backend's addresses are known before the server listens; they are followed until it closes.
   app.addHook('onReady', () => backend.start());
   app.addHook('onClose', () => backend.close());

@@ -1,5 +1,5 @@
 import { readInt, readServiceConfig, readUrl, type Env, type ServiceConfig } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 
 export interface FrontendConfig extends ServiceConfig {
   /** BACKEND_URL: where the users come from (spec 4.3: host `backend`, port 5000). */
@@ -13,7 +13,7 @@ export interface FrontendConfig extends ServiceConfig {
 }
 
 export const readConfig = (env: Env): FrontendConfig => ({
-  ...readServiceConfig(env, services.frontend),
+  ...readServiceConfig(env, service),
   backendUrl: readUrl(env, 'BACKEND_URL', 'http://backend:5000', ['http:', 'https:']),
   backendTimeoutMs: readInt(env, 'BACKEND_TIMEOUT_MS', 5_000, 1, 600_000),
 });

@@ -1,10 +1,10 @@
 import { runService } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import { createFrontendApp } from './app.js';
 import { createBackendClient } from './backend-client.js';
 import { readConfig } from './config.js';
 
-await runService(services.frontend, {
+await runService(service, {
   readConfig,
   build: ({ config, logger }) => {
     logger.info({ backend: config.backendUrl.href, timeoutMs: config.backendTimeoutMs }, 'users come from the backend');

@@ -1,6 +1,6 @@
 import { METHODS, type ServerResponse } from 'node:http';
 import { createServer, errorAnswer, notInDocument, serveMetricsOnPort, startOutgoingSpan, type App, type Logger } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { ResponseRelay, type UpstreamRequest } from './response-relay.js';
@@ -83,7 +83,7 @@ export function createProxyApp(options: ProxyAppOptions): App {
     serveMetrics: false,
     // Sheds nothing, as nginx: every path, /health included, is its upstream's to answer.
     maxEventLoopDelayMs: 0,
-    api: { title: 'proxy', description: services.proxy.summary },
+    api: { title: 'proxy', description: service.summary },
   });
   let closing = false;
   app.addHook('preClose', (done) => {

@@ -1,5 +1,5 @@
 import { ConfigError, readInt, readPort, readServiceConfig, readString, readUrl, type Env, type ServiceConfig } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 
 export interface ProxyConfig extends ServiceConfig {
   upstream: URL;
@@ -34,7 +34,7 @@ function readMetricsPort(env: Env, port: number): number | undefined {
  * proxy's own GET /metrics, apart from its PORT, every path of which is forwarded (see app.ts).
  */
 export function readConfig(env: Env): ProxyConfig {
-  const common = readServiceConfig(env, services.proxy);
+  const common = readServiceConfig(env, service);
   const upstream = readUrl(env, 'UPSTREAM_URL', 'http://web:3000', ['http:']);
   // Every request keeps its own path, so a path here would be silently ignored: refuse it.
   if (upstream.pathname !== '/' || upstream.search !== '' || upstream.hash !== '' || upstream.username !== '') {

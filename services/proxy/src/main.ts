@@ -1,9 +1,9 @@
 import { runService } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import { createProxyApp } from './app.js';
 import { readConfig } from './config.js';
 
-await runService(services.proxy, {
+await runService(service, {
   readConfig,
   build: ({ config, logger }) => ({
     app: createProxyApp({

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 
@@ -57,7 +57,7 @@ const userRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
 export function createSimpleApp(options: SimpleAppOptions): App {
   const app = createServer({
     logger: options.logger,
-    api: { title: 'simple', description: services.simple.summary },
+    api: { title: 'simple', description: service.summary },
     metrics: options.metrics !== false,
   });
   // Read once: a process (container) keeps its host name for life.

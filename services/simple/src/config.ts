@@ -1,5 +1,5 @@
 import { readChoice, readServiceConfig, type Env, type ServiceConfig } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 
 /** Variant A reads what every service reads, and METRICS; /health reports the run mode (NODE_ENV). */
 export interface SimpleConfig extends ServiceConfig {
@@ -8,6 +8,6 @@ export interface SimpleConfig extends ServiceConfig {
 }
 
 export const readConfig = (env: Env): SimpleConfig => ({
-  ...readServiceConfig(env, services.simple),
+  ...readServiceConfig(env, service),
   metrics: readChoice(env, 'METRICS', 'on', ['on', 'off']) === 'on',
 });

@@ -1,9 +1,9 @@
 import { runService } from '@svc/kit';
-import { services } from '@svc/manifest';
+import { service } from './service.js';
 import { createSimpleApp } from './app.js';
 import { readConfig } from './config.js';
 
-await runService(services.simple, {
+await runService(service, {
   readConfig,
   build: ({ config, logger }) => ({ app: createSimpleApp({ logger, environment: config.mode, metrics: config.metrics }) }),
 });
