@@ -35,7 +35,7 @@ describe('the runtime settings of the image are the ones npm start and the bench
   /** The runtime stage: from its FROM on (the last stage, FROM runtime, adds only the health check). */
   const runtime = instructions.slice(instructions.search(/^FROM \S+ AS runtime$/m));
 
-  it("sets the manifest's Node options in the runtime stage, through NODE_OPTIONS (the command stays `node dist/bundle/main.js`)", () => {
+  it("sets the manifest's Node options in the runtime stage, through NODE_OPTIONS (the command stays `node --import=@svc/telemetry dist/main.js`)", () => {
     expect(/^ENV\s.*\bNODE_OPTIONS=(\S+)/m.exec(runtime)?.[1]).toBe(serviceNodeOptions);
   });
 
@@ -62,9 +62,9 @@ describe("what an image installs is its service's package.json tree", () => {
   const manifestOf = (folder: string): Manifest => JSON.parse(readRepoFile(`${folder}/package.json`)) as Manifest;
   const kit = manifestOf('packages/kit');
 
-  it("installs the production dependencies of the SERVICE's workspace, then removes what its own tree does not reach", () => {
+  it("installs the production dependencies of the SERVICE's workspace and the preload's, then removes what their trees do not reach", () => {
     expect(instructions).toMatch(
-      /RUN npm ci --omit=dev "--workspace=services\/\$\{SERVICE\}"\s+&& node \/tmp\/prune-tree\.mjs "\$\{SERVICE\}"/,
+      /RUN npm ci --omit=dev "--workspace=services\/\$\{SERVICE\}" --workspace=packages\/telemetry\s+&& node \/tmp\/prune-tree\.mjs "\$\{SERVICE\}" packages\/telemetry/,
     );
   });
 

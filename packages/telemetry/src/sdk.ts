@@ -71,7 +71,13 @@ subscribe('fastify.initialization', (message) => {
   const { fastify } = message as { fastify: FastifyInstance };
   fastify.addHook('onClose', async (instance) => {
     const late = sleep(FLUSH_LIMIT_MS, 'late', { ref: false });
-    const outcome = await Promise.race([sdk.shutdown().then(() => 'flushed', (error: unknown) => error), late]);
+    const outcome = await Promise.race([
+      sdk.shutdown().then(
+        () => 'flushed',
+        (error: unknown) => error,
+      ),
+      late,
+    ]);
     if (outcome === 'late') {
       instance.log.warn(`the spans still buffered were dropped: the collector did not take them within ${FLUSH_LIMIT_MS} ms`);
     } else if (outcome !== 'flushed') {
