@@ -147,7 +147,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // others with that email, and those whose email was taken before, are duplicates.
   const insertUsers = async (users: NewUser[]): Promise<PromiseSettledResult<User>[]> => {
     const values = [users.map((user) => user.name), users.map((user) => user.email)];
-    // No span here: a batch serves many requests, each of which has its own (create below).
+    // One query for the batch: its span (pg's instrumentation) sits under one of the requests it serves.
     const result = await query({ name: 'users-insert', text: insertText, values });
     const stored = new Map((result.rows as User[]).map((row) => [row.email, row]));
     return users.map((user): PromiseSettledResult<User> => {
