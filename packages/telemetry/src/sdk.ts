@@ -26,7 +26,7 @@ const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessage
 register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, registerOptions);
 
 // Traces only, unless these say otherwise: the services serve their metrics on /metrics and write their logs
-// themselves. The SDK's errors (an export the collector refused) are said on stderr; without a level, never.
+// themselves. The SDK says its errors (an export the collector refused) on stderr only with a level set.
 process.env.OTEL_METRICS_EXPORTER ??= 'none';
 process.env.OTEL_LOGS_EXPORTER ??= 'none';
 process.env.OTEL_LOG_LEVEL ??= 'error';
