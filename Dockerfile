@@ -57,15 +57,17 @@ FROM service AS build
 COPY packages/ packages/
 COPY services/ services/
 ARG SERVICE
-# tsc -b compiles the service and exactly the workspaces it references; the image runs that output
-# as it is (no bundler: docs/operations.md, "Start-up"). Collect the JS.
-RUN npx tsc -b "services/${SERVICE}/tsconfig.json" \
+# tsc -b compiles the service and exactly the workspaces it references, and the OpenTelemetry preload
+# (packages/telemetry) that the image runs it with; the image runs that output as it is (no bundler:
+# docs/operations.md, "Start-up"). Collect the JS.
+RUN npx tsc -b "services/${SERVICE}/tsconfig.json" packages/telemetry/tsconfig.json \
  && for ws in packages/* services/*; do \
       if [ -d "$ws/dist" ]; then mkdir -p "/dist/$ws" && cp -r "$ws/dist" "/dist/$ws/"; fi; \
     done \
  && find /dist \( -name '*.d.ts' -o -name '*.map' \) -delete
 
 # ---- production: exactly the tree of this service's package.json (no sqlite, pg or Swagger UI where unused) ----
+# and the OpenTelemetry preload's: the service's own tree has no OpenTelemetry package, the image adds it.
 FROM base AS production
 # BuildKit runs independent stages at once: this copy makes the install wait for the check, so an
 # unknown SERVICE stops the build with the check's one line, not with npm's error about the workspace.
@@ -75,8 +77,8 @@ COPY deploy/docker/prune-tree.mjs /tmp/
 ARG TARGETARCH
 # npm also installs what a workspace takes as an optional peer when another service lists it; the
 # prune removes what the service's own production tree does not reach.
-RUN npm ci --omit=dev "--workspace=services/${SERVICE}" \
- && node /tmp/prune-tree.mjs "${SERVICE}" \
+RUN npm ci --omit=dev "--workspace=services/${SERVICE}" --workspace=packages/telemetry \
+ && node /tmp/prune-tree.mjs "${SERVICE}" packages/telemetry \
  # better-sqlite3 ships a Node-API addon per platform; keep the one for the image's platform (Node
  # names amd64 x64), which is not the platform this stage runs on in a cross build.
  && if [ -d node_modules/better-sqlite3 ]; then \
@@ -127,8 +129,9 @@ ARG SERVICE
 # takes tsc 5-15 s and up to 1 GB per change, and its watch ran out of memory within the stacks'
 # 512 MB; emitting alone takes it a second or two and about 250 MB. The types are checked where the
 # code is written (the editor, npm run build, lint) and by the image build, not in this loop.
-# Compiled once here, so that a container serves at once.
-RUN tsc -b --noCheck "services/${SERVICE}/tsconfig.json"
+# Compiled once here, so that a container serves at once; with the OpenTelemetry preload, as the image runs it.
+RUN tsc -b --noCheck "services/${SERVICE}/tsconfig.json" packages/telemetry/tsconfig.json
+ENV OTEL_SERVICE_NAME=${SERVICE}
 WORKDIR /src/services/${SERVICE}
 # tsc -b --watch recompiles what a synced source touches: the service and the workspaces it
 # references, into the same dist folders the image runs. --force: compose copies a source in with
@@ -141,7 +144,7 @@ WORKDIR /src/services/${SERVICE}
 # it (no entrypoint script in between); on each restart it stops the service with SIGTERM too,
 # which the service drains as in production.
 ENTRYPOINT []
-CMD ["sh", "-c", "tsc -b -w --force --noCheck --preserveWatchOutput & exec node --watch-path=dist $(printf -- '--watch-path=%s ' /src/packages/*/dist) dist/main.js"]
+CMD ["sh", "-c", "tsc -b -w --force --noCheck --preserveWatchOutput & exec node --import=@svc/telemetry --watch-path=dist $(printf -- '--watch-path=%s ' /src/packages/*/dist) dist/main.js"]
 
 # ---- runtime-base: what the image runs on, for the image's platform ----
 # A stage of its own, so that a build can put another image in its place without touching the stages
@@ -167,12 +170,16 @@ COPY --from=production /out/ /app/
 COPY deploy/docker/health-check.mjs /app/health-check.mjs
 COPY --from=production /sbom.cdx.json /app/sbom.cdx.json
 ARG SERVICE
+# The spans' service.name, once an OTLP endpoint turns tracing on (docs/observability-traces.md).
+ENV OTEL_SERVICE_NAME=${SERVICE}
 WORKDIR /app/services/${SERVICE}
 USER node
 # node is PID 1 (exec form; no npm, and not the base image's shell entrypoint), so SIGTERM
-# from docker stop reaches the service, which closes gracefully and exits 0.
+# from docker stop reaches the service, which closes gracefully and exits 0. The OpenTelemetry
+# preload is in the command, not in NODE_OPTIONS, which a deployment may set: it loads nothing
+# more unless an OTLP endpoint is set.
 ENTRYPOINT []
-CMD ["node", "dist/main.js"]
+CMD ["node", "--import=@svc/telemetry", "dist/main.js"]
 
 # OCI labels; revision, version and created come from the builder (README, "Images"): a Dockerfile
 # cannot read them itself. Last, so a new revision rebuilds no layer.

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startedLine, type ServiceName } from '@svc/manifest';
 import { startListeningProcess } from '@svc/testing/listening-process';
-import { serviceEntry } from '@svc/testing/service-process';
+import { serviceCommand } from '@svc/testing/service-process';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -51,13 +51,14 @@ export function imageNodeOptions(): string {
 }
 
 /**
- * A compiled service run as in production (the image's NODE_OPTIONS), its start-up line checked
- * against the manifest. The bare baselines (nodeServer) run with Node's defaults.
+ * A compiled service run as in production (the image's command and NODE_OPTIONS), its start-up line
+ * checked against the manifest. The bare baselines (nodeServer) run with Node's defaults.
  */
 export function serviceServer(label: string, service: ServiceName, env: Record<string, string>, cpus: string | undefined): ServerSpec {
   const nodeOptions = imageNodeOptions();
-  const production = nodeOptions === '' ? env : { NODE_OPTIONS: nodeOptions, ...env };
-  return { ...nodeServer(label, serviceEntry(service), production, cpus), startedMessage: (port) => startedLine(service, port) };
+  const { args, env: serviceEnv } = serviceCommand(service);
+  const production = { NODE_ENV: 'production', ...serviceEnv, ...(nodeOptions !== '' && { NODE_OPTIONS: nodeOptions }), ...env };
+  return { label, command: process.execPath, args, env: production, cpus, startedMessage: (port) => startedLine(service, port) };
 }
 
 const clockTicks = 100; // USER_HZ, 100 on Linux

@@ -15,6 +15,16 @@ const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 /** The compiled entry point of a service (npm run build), relative to the repository root: what its image runs. */
 export const serviceEntry = (name: ServiceName): string => `services/${name}/dist/main.js`;
 
+/**
+ * Node's arguments and variables for a service, as its image runs it: the OpenTelemetry preload
+ * (packages/telemetry), which loads nothing unless an OTLP endpoint is set, then the entry point; the
+ * spans' service.name is the service's name unless the caller's environment sets OTEL_SERVICE_NAME.
+ */
+export const serviceCommand = (name: ServiceName): { args: string[]; env: Record<string, string> } => ({
+  args: ['--import=@svc/telemetry', serviceEntry(name)],
+  env: { OTEL_SERVICE_NAME: name },
+});
+
 export interface ListeningProcessOptions {
   /** Names the process in errors, e.g. the service's name. */
   label: string;

@@ -24,4 +24,8 @@ if (!process.env.PORT?.trim()) {
     process.stderr.write(`serve: port ${port} ${problem}; ${name} serves on ${where} instead (set PORT to choose one)\n`);
   }
 }
+// As the image runs it (scripts/listening-process.ts, serviceCommand): the OpenTelemetry preload first, which loads
+// nothing unless an OTLP endpoint is set, and before the service's modules, which its instrumentations patch.
+process.env.OTEL_SERVICE_NAME ??= name;
+await import('@svc/telemetry');
 await import(new URL(`../services/${name}/dist/main.js`, import.meta.url).href);

@@ -16,7 +16,7 @@ import {
   type StackName,
 } from '@svc/manifest';
 import { prettyFactory } from 'pino-pretty';
-import { serviceEntry, startListeningProcess, type ListeningProcess } from './listening-process.js';
+import { serviceCommand, startListeningProcess, type ListeningProcess } from './listening-process.js';
 import { nearbyFreePort, portProblem } from './port-choice.js';
 
 const HEALTH_TIMEOUT_MS = 30_000;
@@ -107,11 +107,13 @@ function linkEnv(member: StackMember): Record<string, string> {
 
 for (const member of members) {
   const { service } = member;
+  const { args, env } = serviceCommand(service);
   const launch = startListeningProcess({
     label: service,
     command: process.execPath,
-    args: [serviceEntry(service)],
-    env: { ...process.env, PORT: String(requestedPorts.get(member)), ...linkEnv(member) },
+    args,
+    // The image's variables, unless the caller set them (as a deployment may).
+    env: { ...env, ...process.env, PORT: String(requestedPorts.get(member)), ...linkEnv(member) },
     startedMessage: (port) => startedLine(service, port),
     onLine: (line, stream) => show(service, line, stream),
     timeoutMs: HEALTH_TIMEOUT_MS,

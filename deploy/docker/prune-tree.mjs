@@ -2,13 +2,14 @@
 // package that the workspaces' manifests reach through any edge, optional peers included (the kit's
 // swagger-ui-dist, which only the services serving /docs list). This removes every installed package the
 // service's production tree does not reach: from its package.json, through the workspaces it lists, each
-// package's dependencies, the optional ones installed, and its peers that are not optional.
-//   node prune-tree.mjs <service>
+// package's dependencies, the optional ones installed, and its peers that are not optional. Workspaces
+// installed beside the service (the OpenTelemetry preload) are named after it, their trees kept too.
+//   node prune-tree.mjs <service> [workspace folder ...]
 import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 const root = process.cwd();
-const service = process.argv[2];
+const [service, ...beside] = process.argv.slice(2);
 const manifestOf = (dir) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
 
 /** Node's lookup of `name` from the package in `from`: its node_modules, then each one above it. */
@@ -42,6 +43,7 @@ const visit = (dir) => {
   }
 };
 visit(join(root, 'services', service));
+for (const folder of beside) visit(join(root, folder));
 
 /** The package folders of a node_modules folder (scoped ones inside their scope), symlinks left out. */
 const packagesIn = (modules) =>

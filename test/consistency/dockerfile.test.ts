@@ -40,9 +40,9 @@ describe("what an image installs is its service's package.json tree", () => {
   const manifestOf = (folder: string): Manifest => JSON.parse(readRepoFile(`${folder}/package.json`)) as Manifest;
   const kit = manifestOf('packages/kit');
 
-  it("installs the production dependencies of the SERVICE's workspace, then removes what its own tree does not reach", () => {
+  it("installs the production dependencies of the SERVICE's workspace and the preload's, then removes what their trees do not reach", () => {
     expect(instructions).toMatch(
-      /RUN npm ci --omit=dev "--workspace=services\/\$\{SERVICE\}"\s+&& node \/tmp\/prune-tree\.mjs "\$\{SERVICE\}"/,
+      /RUN npm ci --omit=dev "--workspace=services\/\$\{SERVICE\}" --workspace=packages\/telemetry\s+&& node \/tmp\/prune-tree\.mjs "\$\{SERVICE\}" packages\/telemetry/,
     );
   });
 

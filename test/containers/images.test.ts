@@ -34,7 +34,8 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     const config = JSON.parse(await docker(['image', 'inspect', '--format', '{{json .Config}}', image])) as ImageConfig;
     expect(config.User).toBe('node');
     expect(config.Entrypoint).toBeNull();
-    expect(config.Cmd).toEqual(['node', 'dist/main.js']);
+    expect(config.Cmd).toEqual(['node', '--import=@svc/telemetry', 'dist/main.js']);
+    expect(config.Env).toContain(`OTEL_SERVICE_NAME=${service}`);
     expect(config.WorkingDir).toBe(`/app/services/${service}`);
     // The port is the manifest's, in the service's code: no PORT and no EXPOSE (see the Dockerfile).
     expect(config.ExposedPorts ?? {}).toEqual({});
@@ -99,7 +100,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(await docker(['ps', '--all', '--quiet', '--filter', `name=${name}`])).toBe('');
   });
 
-  it("holds exactly its package.json's production tree: Swagger UI where it serves /docs, no pino-pretty, both OTLP exporters", async () => {
+  it("holds exactly its package.json's production tree and the preload's: Swagger UI where it serves /docs, no pino-pretty", async () => {
     const { top, everywhere } = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listPackageNames])) as {
       top: string[];
       everywhere: string[];
@@ -113,11 +114,10 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(everywhere.filter((name) => !name.startsWith('@svc/'))).toEqual(expected.packages);
     expect(top.includes('swagger-ui-dist')).toBe(declares(service, 'swagger-ui-dist'));
     expect(everywhere).not.toContain('pino-pretty');
-    // Traces use one of the two, chosen by OTEL_EXPORTER_OTLP_PROTOCOL: both load from the kit.
-    const load = `Promise.all(['proto', 'http'].map((p) => import('@opentelemetry/exporter-trace-otlp-' + p))).then(() => console.log('loaded'))`;
-    expect(await docker(['run', '--rm', '--workdir', '/app/packages/kit', image, 'node', '--input-type=module', '-e', load])).toBe(
-      'loaded',
-    );
+    // With an endpoint set, the preload loads the SDK and its instrumentations, all installed.
+    const load = `import('@svc/telemetry').then(() => console.log('loaded'))`;
+    const traced = ['-e', 'OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9'];
+    expect(await docker(['run', '--rm', ...traced, image, 'node', '--input-type=module', '-e', load])).toBe('loaded');
   });
 
   it('refuses LOG_FORMAT=pretty in one line: pino-pretty is for development, not in the image', async () => {
@@ -146,7 +146,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
       await css.arrayBuffer();
     }
     const pid1 = await docker(['exec', prefix, 'cat', '/proc/1/cmdline']);
-    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', 'dist/main.js']);
+    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', '--import=@svc/telemetry', 'dist/main.js']);
     expect(await docker(['exec', prefix, 'ls', '/app/logs'])).toContain(`${service}.log`);
     const stopMs = await timedStop(prefix);
     expect(stopMs).toBeLessThan(2_000);

@@ -3,8 +3,6 @@
  * Every reader throws a ConfigError whose message names the variable and what is wrong,
  * so the entry point can print one line and exit 1 instead of failing later.
  */
-import { readTracingConfig, type TracingConfig } from './tracing-config.js';
-
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export class ConfigError extends Error {
@@ -81,8 +79,6 @@ export interface ServiceConfig {
   logFormat: LogFormat;
   /** Most client connections open at once (Node's `maxConnections`): one more is closed as it arrives. */
   maxConnections: number;
-  /** The OTEL_* variables: whether traces are exported, and how (tracing.ts). */
-  tracing: TracingConfig;
 }
 
 export type LogFormat = 'auto' | 'json' | 'pretty';
@@ -104,8 +100,8 @@ export interface ServiceIdentity {
   readonly startedMessage: string;
 }
 
-/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS, OTEL_*). */
-export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name' | 'port' | 'modeVariables'>): ServiceConfig {
+/** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS). */
+export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'port' | 'modeVariables'>): ServiceConfig {
   const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
   const port = readPort(env, 'PORT', service.port);
   return {
@@ -118,6 +114,5 @@ export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'name
     logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
     // A bound on what a flood of connections can cost in memory (docs/floods.md).
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
-    tracing: readTracingConfig(env, service.name),
   };
 }

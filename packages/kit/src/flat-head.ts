@@ -8,9 +8,3 @@ export function indexOfName(head: readonly string[], name: string): number {
   for (let i = 0; i < head.length; i += 2) if ((head[i] as string).toLowerCase() === name) return i;
   return -1;
 }
-
-/** Sets `name` (lower case) in a flat list, replacing every value it had. */
-export function setInFlatList(head: string[], name: string, value: string): void {
-  for (let i = indexOfName(head, name); i >= 0; i = indexOfName(head, name)) head.splice(i, 2);
-  head.push(name, value);
-}

@@ -18,6 +18,3 @@ export { requestIdHeader } from './request-id.js';
 export { indexOfName } from './flat-head.js';
 export { metricsOf, processRegistry, serveMetricsOnPort } from './metrics.js';
 export type { AppMetrics } from './metrics.js';
-export { startOutgoingSpan, traceStatement } from './tracing.js';
-export type { OutgoingHeaders, OutgoingSpan, Statement } from './tracing.js';
-export type { TracingConfig } from './tracing-config.js';

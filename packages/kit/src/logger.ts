@@ -36,8 +36,6 @@ export interface LoggerOptions {
   /** Size at which the file in logDir is rotated (openCappedFile); LOG_FILE_MAX_BYTES when unset. */
   logFileMaxBytes?: number;
   level?: string;
-  /** Fields added to every line, e.g. the active span's trace_id and span_id (traceLogFields); none when unset. */
-  mixin?: () => Record<string, string>;
 }
 
 /** The size at which a service's log file in LOG_DIR is rotated: the same as the compose files' max-size. */
@@ -106,8 +104,5 @@ export function createLogger(options: LoggerOptions): Logger {
     const path = join(options.logDir, `${options.name}.log`);
     streams.push({ level: 'trace', stream: openCappedFile(path, options.logFileMaxBytes ?? LOG_FILE_MAX_BYTES) });
   }
-  return pino(
-    { name: options.name, level: options.level ?? 'info', base: { pid: process.pid }, ...(options.mixin && { mixin: options.mixin }) },
-    pino.multistream(streams),
-  );
+  return pino({ name: options.name, level: options.level ?? 'info', base: { pid: process.pid } }, pino.multistream(streams));
 }

@@ -1,9 +1,7 @@
 import closeWithGrace from 'close-with-grace';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, type Env, type ServiceConfig, type ServiceIdentity } from './config.js';
 import { createLogger, type Logger } from './logger.js';
 import type { App } from './server.js';
-import { startTracing, stopTracing, traceLogFields } from './tracing.js';
 
 export interface BuiltService {
   app: App;
@@ -40,20 +38,6 @@ function logDroppedConnections(app: App, logger: Logger, maxConnections: number)
 
 /** How long in-flight requests may take to finish after SIGTERM before we give up. */
 const SHUTDOWN_GRACE_MS = 10_000;
-/**
- * At most this long, and within the grace period, the spans still buffered at exit are exported: a
- * live collector takes them in milliseconds, and one that does not answer (the exporter retries
- * for 10 s) must not hold the exit.
- */
-const FLUSH_LIMIT_MS = 2_000;
-
-/** Exports the spans still buffered (tracing on), waiting no later than `deadline` (Date.now() time). */
-async function flushSpans(logger: Logger, deadline: number): Promise<void> {
-  const late = sleep(Math.max(0, Math.min(deadline - Date.now(), FLUSH_LIMIT_MS)), 'late', { ref: false });
-  if ((await Promise.race([stopTracing().then(() => 'flushed'), late])) === 'late') {
-    logger.warn(`the spans still buffered were dropped: the collector did not take them within ${FLUSH_LIMIT_MS} ms`);
-  }
-}
 
 function fail(name: string, message: string): never {
   process.stderr.write(`${name}: ${message}\n`);
@@ -90,8 +74,6 @@ export async function runService<Config extends ServiceConfig>(
       format: config.logFormat,
       logDir: config.logDir,
       level: config.logLevel,
-      // With tracing on, every line written while serving a traced request carries its trace_id and span_id.
-      ...(config.tracing.enabled && { mixin: traceLogFields }),
     });
   } catch (error) {
     if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
@@ -106,15 +88,9 @@ export async function runService<Config extends ServiceConfig>(
     if (err !== undefined) logger.fatal({ err }, 'uncaught error; exiting');
     else logger.info({ signal }, 'shutting down');
     if (app === undefined) return; // nothing is served yet: nothing to drain
-    // The flush ends before the grace period does, so the exit is never the forced one.
-    const deadline = Date.now() + SHUTDOWN_GRACE_MS - 500;
     await app.close();
-    await flushSpans(logger, deadline);
     logger.info('stopped');
   });
-
-  // Before the app is built: its server and stores see whether tracing is on (tracing.ts).
-  if (config.tracing.enabled) await startTracing(config.tracing, logger);
 
   try {
     ({ app } = await definition.build({ config, logger }));

@@ -23,7 +23,6 @@ import { addDocumentRoute, addOpenApi, type ApiDescription } from './openapi.js'
 import { closeQuietConnectionsOnClose } from './idle-connections.js';
 import { DEFAULT_MAX_EVENT_LOOP_DELAY_MS, shedLoad } from './load-shedding.js';
 import { assignRequestId, requestIdHeader, requestIdOf } from './request-id.js';
-import { tracer } from './tracing.js';
 
 /** A Fastify instance whose route schemas (TypeBox) type the handlers' requests and answers. */
 export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -256,17 +255,6 @@ export function createServer(options: ServerOptions): App {
     if (closing) void reply.header('connection', 'close');
     done();
   });
-
-  // Tracing on (an OTLP endpoint set): every request served inside its server span, named after its route.
-  const tracing = tracer();
-  if (tracing !== undefined) {
-    app.addHook('onRequest', (request, reply, done) => {
-      tracing.serve(request.raw, reply.raw, () => {
-        if (!request.is404 && request.routeOptions.url !== undefined) tracing.route(request.raw, request.routeOptions.url);
-        done();
-      });
-    });
-  }
 
   // A second router that only knows which methods exist on which paths, so that a known
   // path with a wrong method answers 405 with Allow instead of 404.

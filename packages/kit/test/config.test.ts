@@ -3,7 +3,7 @@ import { ConfigError, readChoice, readPort, readServiceConfig, readUrl } from '.
 
 describe('configuration from the environment', () => {
   it('uses defaults when variables are unset or blank', () => {
-    expect(readServiceConfig({ PORT: ' ' }, { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] })).toEqual({
+    expect(readServiceConfig({ PORT: ' ' }, { port: 3000, modeVariables: ['NODE_ENV'] })).toEqual({
       port: 3000,
       host: '0.0.0.0',
       mode: 'development',
@@ -12,7 +12,6 @@ describe('configuration from the environment', () => {
       logLevel: 'info',
       logFormat: 'auto',
       maxConnections: 10_000,
-      tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
 
@@ -26,7 +25,7 @@ describe('configuration from the environment', () => {
         LOG_LEVEL: 'debug',
         MAX_CONNECTIONS: '64',
       },
-      { name: 'svc', port: 3000, modeVariables: ['NODE_ENV'] },
+      { port: 3000, modeVariables: ['NODE_ENV'] },
     );
     expect(config).toEqual({
       port: 8080,
@@ -37,7 +36,6 @@ describe('configuration from the environment', () => {
       logLevel: 'debug',
       logFormat: 'auto',
       maxConnections: 64,
-      tracing: expect.objectContaining({ enabled: false, serviceName: 'svc' }),
     });
   });
 

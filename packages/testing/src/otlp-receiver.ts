@@ -34,7 +34,7 @@ export interface OtlpReceiver {
   close: () => Promise<void>;
 }
 
-export const SPAN_KIND = { server: 2, client: 3 } as const;
+export const SPAN_KIND = { internal: 1, server: 2, client: 3 } as const;
 
 /** A protobuf message as its fields: number -> the values (varint or fixed as bigint, length-delimited as bytes). */
 type Fields = Map<number, (bigint | Buffer)[]>;

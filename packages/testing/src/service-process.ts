@@ -1,17 +1,22 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { startedLine, type ServiceName } from '@svc/manifest';
-import { serviceEntry, startListeningProcess, type ListeningProcess } from '../../../scripts/listening-process.js';
+import { serviceCommand, serviceEntry, startListeningProcess, type ListeningProcess } from '../../../scripts/listening-process.js';
 import { repoRoot } from './repo-root.js';
 
-export { serviceEntry };
+export { serviceCommand, serviceEntry };
 
 export interface ServiceProcess extends ListeningProcess {
   name: ServiceName;
 }
 
-/** What every service process gets before the test's own variables: production on 127.0.0.1. */
-const baseEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOST: '127.0.0.1', NODE_ENV: 'production' });
+/** What every service process gets before the test's own variables: production on 127.0.0.1, as its image runs it. */
+const baseEnv = (name: ServiceName): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  HOST: '127.0.0.1',
+  NODE_ENV: 'production',
+  ...serviceCommand(name).env,
+});
 
 /**
  * Starts the compiled service as a real process on an ephemeral port (PORT=0) and learns the
@@ -26,8 +31,8 @@ export async function startService(
   const started = await startListeningProcess({
     label: name,
     command: process.execPath,
-    args: [serviceEntry(name)],
-    env: { ...baseEnv(), PORT: String(options.port ?? 0), ...env },
+    args: serviceCommand(name).args,
+    env: { ...baseEnv(name), PORT: String(options.port ?? 0), ...env },
     startedMessage: (port) => startedLine(name, port),
     port: options.port,
   });
@@ -36,9 +41,9 @@ export async function startService(
 
 /** Runs a service to its exit (for start-up failures) and returns its code and output. */
 export async function runServiceToExit(name: ServiceName, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [serviceEntry(name)], {
+  const child = spawn(process.execPath, serviceCommand(name).args, {
     cwd: repoRoot,
-    env: { ...baseEnv(), ...env },
+    env: { ...baseEnv(name), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,4 +1,3 @@
-import { traceStatement, type Statement } from '@svc/kit';
 import pg from 'pg';
 import { Coalescer } from './coalesce.js';
 import { copyBatch, copyText } from './copy-batch.js';
@@ -61,12 +60,6 @@ const insertText = `INSERT INTO users (name, email)
 SELECT name, email FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS batch (name, email, position) ORDER BY position
 ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
 
-// The statements' summaries in their spans (tracing on): never their parameters.
-const selectStatement: Statement = { system: 'postgresql', operation: 'SELECT', collection: 'users' };
-const insertStatement: Statement = { system: 'postgresql', operation: 'INSERT', collection: 'users' };
-const copyStatement: Statement = { system: 'postgresql', operation: 'COPY', collection: 'users' };
-const probeStatement: Statement = { system: 'postgresql', operation: 'SELECT' };
-
 // SQLSTATE classes that mean "cannot reach or use the database right now": connection
 // exception, invalid authorization, invalid catalog name, insufficient resources,
 // operator intervention (shutdown, statement timeout), transaction rollback.
@@ -105,10 +98,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // The client-side bound also covers a server that stopped answering altogether. Not pg's
   // query_timeout: its timer holds the query, and so the rows being read, from a long-lived
   // timer list, which moves every result into V8's old generation.
-  const query = async (config: pg.QueryConfig, statement?: Statement): Promise<pg.QueryResult> => {
-    const bounded = (): Promise<pg.QueryResult> => withTimeout(pool.query(config), QUERY_TIMEOUT_MS, 'the query');
+  const query = async (config: pg.QueryConfig): Promise<pg.QueryResult> => {
     try {
-      return await (statement === undefined ? bounded() : traceStatement(statement, bounded));
+      return await withTimeout(pool.query(config), QUERY_TIMEOUT_MS, 'the query');
     } catch (error) {
       throw classify(error);
     }
@@ -140,7 +132,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
 
   const readPage = async (after: number, limit: number): Promise<UserPage> => {
     // Named statements are parsed once per connection.
-    const result = await query({ name: 'users-page', text: pageText, values: [after, limit] }, selectStatement);
+    const result = await query({ name: 'users-page', text: pageText, values: [after, limit] });
     const row = result.rows[0] as { json: string; last_id: number | null; more: boolean };
     return { json: row.json, lastId: row.last_id ?? undefined, more: row.more };
   };
@@ -155,7 +147,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // others with that email, and those whose email was taken before, are duplicates.
   const insertUsers = async (users: NewUser[]): Promise<PromiseSettledResult<User>[]> => {
     const values = [users.map((user) => user.name), users.map((user) => user.email)];
-    // No span here: a batch serves many requests, each of which has its own (create below).
+    // One query for the batch: its span (pg's instrumentation) sits under one of the requests it serves.
     const result = await query({ name: 'users-insert', text: insertText, values });
     const stored = new Map((result.rows as User[]).map((row) => [row.email, row]));
     return users.map((user): PromiseSettledResult<User> => {
@@ -205,20 +197,17 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
         }
       };
       try {
-        return await batchPermits.run(() => traceStatement(copyStatement, copy));
+        return await batchPermits.run(copy);
       } catch (error) {
         throw classify(error);
       }
     },
     // Creates that arrive while a batch is written go together in the next one (write-batcher.ts).
-    // The span covers the wait for the batch as well as its statement: what the request waited for.
-    create: (user: NewUser) => traceStatement(insertStatement, () => creates.submit(user)),
+    create: (user: NewUser) => creates.submit(user),
     async ping(timeoutMs: number) {
       try {
         // The pool's own timeouts end the query later; the probe's caller stops waiting now.
-        const probe = (): Promise<pg.QueryResult<{ ok: unknown }>> =>
-          withTimeout(probePool.query<{ ok: unknown }>('SELECT 1 AS ok'), timeoutMs, 'SELECT 1');
-        const result = await traceStatement(probeStatement, probe);
+        const result = await withTimeout(probePool.query<{ ok: unknown }>('SELECT 1 AS ok'), timeoutMs, 'SELECT 1');
         return Boolean(result.rows[0]?.ok);
       } catch {
         return false;

@@ -1,6 +1,6 @@
+import { tracingChannel } from 'node:diagnostics_channel';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { traceStatement, type Statement } from '@svc/kit';
 import Database from 'better-sqlite3';
 import type { Worker } from 'node:worker_threads';
 import { PageCache } from './page-cache.js';
@@ -28,10 +28,18 @@ const createTable = `CREATE TABLE IF NOT EXISTS users (
 /** Most JSON text the page cache holds: a few pages of users, never a whole large table. */
 const PAGE_CACHE_BYTES = 4 * 1024 * 1024;
 
-// The statements' summaries in their spans (tracing on): never their parameters.
-const selectStatement: Statement = { system: 'sqlite', operation: 'SELECT', collection: 'users' };
-const insertStatement: Statement = { system: 'sqlite', operation: 'INSERT', collection: 'users' };
-const probeStatement: Statement = { system: 'sqlite', operation: 'SELECT' };
+// Each statement is published on a tracing channel (Node's diagnostics_channel) with its summary, never its
+// parameters, for a tracer to make it a span (packages/telemetry does); with no subscriber it just runs.
+interface Statement {
+  operation: string;
+  collection?: string;
+}
+const statements = tracingChannel<unknown, Statement>('svc.users.sqlite.statement');
+const traceStatement = <T>(statement: Statement, run: () => T | Promise<T>): Promise<T> =>
+  statements.tracePromise(() => Promise.resolve(run()), { ...statement });
+const selectStatement: Statement = { operation: 'SELECT', collection: 'users' };
+const insertStatement: Statement = { operation: 'INSERT', collection: 'users' };
+const probeStatement: Statement = { operation: 'SELECT' };
 
 /**
  * A SQLite file in dataDir through better-sqlite3. Reads are synchronous and short, on this

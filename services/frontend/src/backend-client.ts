@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { processRegistry, requestIdHeader, startOutgoingSpan } from '@svc/kit';
+import { processRegistry, requestIdHeader } from '@svc/kit';
 import {
   isConnectionLost,
   isUnreachable,
@@ -158,16 +158,7 @@ export function createBackendClient(options: BackendClientOptions): BackendClien
       const search = query.size > 0 ? `?${query.toString()}` : '';
       const requestHeaders: Record<string, string> = { accept: 'application/json', [requestIdHeader]: requestId };
       const options = { method, path: path + search, headers: requestHeaders, signal };
-      // Tracing on: a client span whose traceparent the backend continues, ended with the backend's body.
-      const span = startOutgoingSpan(method, url, options.path, requestHeaders);
-      const sent = send(options);
-      if (span !== undefined) {
-        sent.then(
-          (answer) => answer.body.once('close', () => span.end({ status: answer.statusCode })),
-          (error: unknown) => span.end({ error }),
-        );
-      }
-      const { statusCode, headers, body } = await sent;
+      const { statusCode, headers, body } = await send(options);
       try {
         if (statusCode < 200 || statusCode > 299) throw new BadStatusError(`backend answered ${statusCode}: ${await opening(body)}`);
         const contentType = single(headers['content-type']);

@@ -1,5 +1,5 @@
-import { METHODS, type ServerResponse } from 'node:http';
-import { createServer, errorAnswer, notInDocument, serveMetricsOnPort, startOutgoingSpan, type App, type Logger } from '@svc/kit';
+import { METHODS } from 'node:http';
+import { createServer, errorAnswer, notInDocument, serveMetricsOnPort, type App, type Logger } from '@svc/kit';
 import { service } from './service.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
@@ -146,19 +146,7 @@ export function createProxyApp(options: ProxyAppOptions): App {
     // The relay writes the upstream's head and chunks on Node's response itself, with backpressure both
     // ways: the same stream passed through reply.send costs markedly more CPU per request.
     reply.hijack();
-    traceRelay(sent, reply.raw);
     new ResponseRelay(reply.raw, upstream, sent, request.id, () => closing, app.log).start();
-  }
-  /**
-   * Tracing on: a span around the relay, whose traceparent replaces the client's upstream; it ends
-   * with the client's response. Off, the client's traceparent goes upstream unchanged, as nginx's.
-   */
-  function traceRelay(sent: UpstreamRequest & { headers: string[] }, response: ServerResponse): void {
-    const span = startOutgoingSpan(sent.method, options.upstream, sent.path, sent.headers);
-    if (span === undefined) return;
-    response.once('close', () =>
-      span.end(response.writableFinished ? { status: response.statusCode } : { error: new Error('the response was cut before its end') }),
-    );
   }
 
   // Node parses more methods than Fastify routes by default (WebDAV, PURGE, ...), and nginx

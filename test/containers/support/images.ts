@@ -5,6 +5,9 @@ import { imageOf, serviceNames, services as manifest, stacks, type ServiceName, 
 
 export { imageOf, type ServiceName, type StackName };
 
+/** The OpenTelemetry preload, which every image installs beside its service and runs it with (the Dockerfile). */
+export const preloadWorkspace = 'packages/telemetry';
+
 /** The images of this repository: one per service of the manifest, with its default port. */
 export const services = serviceNames.map((service) => ({ service, port: manifest[service].port }));
 
@@ -51,8 +54,8 @@ const allows = (list: string[] | undefined, value: string): boolean =>
   list === undefined || (list.some((v) => !v.startsWith('!')) ? list.includes(value) : !list.includes(`!${value}`));
 
 /**
- * What a service's image must hold, from its package.json and, through the lockfile, the
- * package.json of everything that reaches: the workspaces it depends on (folders, sorted), and every
+ * What a service's image must hold, from its package.json and the preload's and, through the lockfile, the
+ * package.json of everything they reach: the workspaces it depends on (folders, sorted), and every
  * package from the registry under its name, each once. A package's dependencies, its optional ones
  * that fit this platform, and its peers that are not optional count; devDependencies never do.
  */
@@ -91,6 +94,7 @@ export function productionTreeOf(service: ServiceName): { workspaces: string[]; 
     for (const name of new Set([...Object.keys(entry.dependencies ?? {}), ...optional, ...peers])) visit(locate(path, name));
   };
   visit(`services/${service}`);
+  visit(preloadWorkspace);
   return { workspaces: [...workspaces].sort(), packages: [...packages].sort() };
 }
 

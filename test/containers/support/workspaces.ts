@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ServiceName } from '@svc/manifest';
 import { repoRoot } from './docker.js';
+import { preloadWorkspace } from './images.js';
 
 /** The workspace folder of an `@svc/<name>` package: packages/<name> or services/<name>. */
 function folderOf(pkg: string): string {
@@ -16,7 +17,7 @@ const dependenciesOf = (folder: string): string[] =>
 
 /**
  * What a service's image must hold, from the package.json files: its workspace and every
- * workspace it depends on (sorted), and the packages from the registry those depend on.
+ * workspace it depends on, the OpenTelemetry preload (sorted), and the packages from the registry those depend on.
  */
 export function runtimeOf(service: ServiceName): { workspaces: string[]; packages: Set<string> } {
   const workspaces = new Set<string>();
@@ -30,5 +31,6 @@ export function runtimeOf(service: ServiceName): { workspaces: string[]; package
     }
   };
   visit(`services/${service}`);
+  visit(preloadWorkspace);
   return { workspaces: [...workspaces].sort(), packages };
 }
