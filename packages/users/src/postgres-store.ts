@@ -1,17 +1,6 @@
 import { traceStatement, type Statement } from '@svc/kit';
 import pg from 'pg';
-import { Coalescer } from './coalesce.js';
-import { copyBatch, copyText } from './copy-batch.js';
-import { Permits } from './permits.js';
-import {
-  DatabaseUnavailableError,
-  DuplicateEmailError,
-  type NewUser,
-  type User,
-  type UserBatch,
-  type UserPage,
-  type UserStore,
-} from './user-store.js';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserStore } from './user-store.js';
 import { withTimeout } from './with-timeout.js';
 import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
@@ -27,9 +16,6 @@ export interface PostgresStoreOptions extends BatchOptions {
 // Any constant shared by all instances: the lock serializes their table creation, because
 // two concurrent CREATE TABLE IF NOT EXISTS can both miss the table and one then fails.
 const SCHEMA_LOCK = 5_000_001;
-
-/** Distinct pages shared at once (coalesce.ts); beyond that a page query is not shared. */
-const SHARED_PAGES = 256;
 
 /** Connections in the pool unless DB_POOL_SIZE says otherwise (docs/performance.md measures sizes). */
 export const DEFAULT_POOL_SIZE = 10;
@@ -47,14 +33,7 @@ const createTable = `CREATE TABLE IF NOT EXISTS users (
 // created_at is formatted by the server, in UTC, the same way for INSERT and SELECT.
 const columns = `id, name, email, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
-// One page as JSON made by the server (row_to_json writes what JSON.stringify writes for these
-// columns), with the last id and whether more follow: one row of three values, whatever the page size.
-const pageText = `WITH page AS (SELECT ${columns} FROM users WHERE id > $1 ORDER BY id LIMIT $2)
-SELECT coalesce(string_agg(row_to_json(page)::text, ',' ORDER BY id), '') AS json,
-  (SELECT max(id) FROM page) AS last_id,
-  EXISTS (SELECT 1 FROM users WHERE id > (SELECT max(id) FROM page)) AS more
-FROM page`;
-const selectUsers = `SELECT ${columns} FROM users`;
+const pageText = `SELECT ${columns} FROM users WHERE id > $1 ORDER BY id LIMIT $2`;
 // A batch of creates in one statement, so one commit: rows inserted in the arrays' order (ids too),
 // an email already taken, or taken earlier in the same arrays, skipped and so missing from RETURNING.
 const insertText = `INSERT INTO users (name, email)
@@ -64,7 +43,6 @@ ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
 // The statements' summaries in their spans (tracing on): never their parameters.
 const selectStatement: Statement = { system: 'postgresql', operation: 'SELECT', collection: 'users' };
 const insertStatement: Statement = { system: 'postgresql', operation: 'INSERT', collection: 'users' };
-const copyStatement: Statement = { system: 'postgresql', operation: 'COPY', collection: 'users' };
 const probeStatement: Statement = { system: 'postgresql', operation: 'SELECT' };
 
 // SQLSTATE classes that mean "cannot reach or use the database right now": connection
@@ -138,19 +116,6 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     return schemaReady;
   };
 
-  const readPage = async (after: number, limit: number): Promise<UserPage> => {
-    // Named statements are parsed once per connection.
-    const result = await query({ name: 'users-page', text: pageText, values: [after, limit] }, selectStatement);
-    const row = result.rows[0] as { json: string; last_id: number | null; more: boolean };
-    return { json: row.json, lastId: row.last_id ?? undefined, more: row.more };
-  };
-  // Many clients reading the same page at once (the head of the list) share queries, never
-  // results from before they asked (coalesce.ts): PostgreSQL, not Node, limits the list's throughput.
-  const pages = new Coalescer<UserPage>(SHARED_PAGES);
-  // The most connections reading batches of streamed lists at once: the others stay for pages,
-  // creates and probes, which many slow list readers would otherwise keep waiting past the pool's timeout.
-  const batchPermits = new Permits(Math.max(1, Math.floor(poolSize / 2)));
-
   // Each user gets the row RETURNING gave for its email, the first of the batch to ask for it; the
   // others with that email, and those whose email was taken before, are duplicates.
   const insertUsers = async (users: NewUser[]): Promise<PromiseSettledResult<User>[]> => {
@@ -183,32 +148,9 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     init,
     async page(after: number, limit: number) {
       await init();
-      return pages.run(`${after}:${limit}`, () => readPage(after, limit));
-    },
-    // A batch is one COPY (not one for the whole list: that would hold a connection and a snapshot,
-    // keeping VACUUM from its dead rows, for as long as the slowest client takes to read).
-    async batch(after: number, limit: number) {
-      await init();
-      const text = copyText(selectUsers, after, limit);
-      // One bound for the whole batch, the wait for a connection included, as for the other queries.
-      const copy = async (): Promise<UserBatch> => {
-        const deadline = performance.now() + QUERY_TIMEOUT_MS;
-        const client = await pool.connect();
-        try {
-          const batch = await copyBatch(client, text, limit, Math.max(0, deadline - performance.now()));
-          client.release();
-          return batch;
-        } catch (error) {
-          // A COPY cut short leaves the connection in the middle of it: closed, not given back.
-          client.release(error instanceof Error ? error : new Error(String(error)));
-          throw error;
-        }
-      };
-      try {
-        return await batchPermits.run(() => traceStatement(copyStatement, copy));
-      } catch (error) {
-        throw classify(error);
-      }
+      // Named statements are parsed once per connection.
+      const result = await query({ name: 'users-page', text: pageText, values: [after, limit] }, selectStatement);
+      return result.rows as User[];
     },
     // Creates that arrive while a batch is written go together in the next one (write-batcher.ts).
     // The span covers the wait for the batch as well as its statement: what the request waited for.

@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { traceStatement, type Statement } from '@svc/kit';
 import Database from 'better-sqlite3';
 import type { Worker } from 'node:worker_threads';
-import { PageCache } from './page-cache.js';
 import { classifySqlite, SqliteWriterThread } from './sqlite-writer-thread.js';
-import type { NewUser, User, UserPage, UserStore } from './user-store.js';
+import type { NewUser, User, UserStore } from './user-store.js';
 import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
 export interface SqliteStoreOptions extends BatchOptions {
@@ -24,9 +23,6 @@ const createTable = `CREATE TABLE IF NOT EXISTS users (
   email TEXT NOT NULL UNIQUE CHECK (length(email) <= 120),
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 )`;
-
-/** Most JSON text the page cache holds: a few pages of users, never a whole large table. */
-const PAGE_CACHE_BYTES = 4 * 1024 * 1024;
 
 // The statements' summaries in their spans (tracing on): never their parameters.
 const selectStatement: Statement = { system: 'sqlite', operation: 'SELECT', collection: 'users' };
@@ -51,27 +47,8 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
   db.pragma('synchronous = FULL');
   // Created here, before the first read is prepared; the writer thread does every later write.
   db.exec(createTable);
-  // json_object writes what JSON.stringify writes for these columns; one row per page.
-  const page = db.prepare<[number, number], { json: string | null; last_id: number | null }>(
-    `SELECT group_concat(json_object('id', id, 'name', name, 'email', email, 'created_at', created_at), ',' ORDER BY id) AS json,
-      max(id) AS last_id FROM (SELECT * FROM users WHERE id > ? ORDER BY id LIMIT ?)`,
-  );
-  const after = db.prepare<[number], number>('SELECT EXISTS (SELECT 1 FROM users WHERE id > ?)').pluck();
+  const page = db.prepare<[number, number], User>('SELECT id, name, email, created_at FROM users WHERE id > ? ORDER BY id LIMIT ?');
   const probe = db.prepare<[], { ok: number }>('SELECT 1 AS ok');
-  // The head of the list (a small table whole, the first page a client asks for) is read far more
-  // often than the table changes, so those pages are kept (at most PAGE_CACHE_BYTES of JSON) until
-  // another connection commits (this store's writer thread, or another process on the file), which
-  // changes PRAGMA data_version, far cheaper to check than a page to read. Later pages are not kept:
-  // a long list streamed through the cache would keep every batch alive long enough to reach V8's
-  // old generation.
-  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
-  const cache = new PageCache(PAGE_CACHE_BYTES);
-  let cachedVersion: number | undefined;
-  const readPage = (from: number, limit: number): UserPage => {
-    const row = page.get(from, limit);
-    const lastId = row?.last_id ?? undefined;
-    return { json: row?.json ?? '', lastId, more: lastId !== undefined && after.get(lastId) === 1 };
-  };
 
   /** The action's result, its error classified; in a span of `statement` when tracing is on. */
   const run = <T>(action: () => T, statement?: Statement): Promise<T> => {
@@ -89,16 +66,7 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
   return {
     // The table is created when the file is opened above; nothing can be pending here.
     init: () => Promise.resolve(),
-    page: (from: number, limit: number) =>
-      run(() => {
-        const version = dataVersion.get() as number;
-        if (version !== cachedVersion) {
-          cache.clear();
-          cachedVersion = version;
-        }
-        if (from !== 0) return readPage(from, limit);
-        return cache.get(from, limit) ?? cache.set(from, limit, readPage(from, limit));
-      }, selectStatement),
+    page: (from: number, limit: number) => run(() => page.all(from, limit), selectStatement),
     // The span covers the wait for the batch as well as its transaction: what the request waited for.
     create: (user: NewUser) => traceStatement(insertStatement, () => creates.submit(user)),
     // Both connections: the list needs this one, creates the writer's (a dead writer is started again).
