@@ -114,8 +114,8 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
   const targets: TargetCheck[] = [];
   const server = await postgres();
   if (server !== undefined) {
-    // The database writes the JSON (row_to_json) where the baseline parses rows and runs JSON.stringify: 1.5x.
-    // Creates: one statement and one commit per batch, where the baseline sends one INSERT per request: 1.5x.
+    // At least the bare driver's speed on the list and creates (issue 42): a plain store, no device
+    // beyond what a plain version needs to reach it.
     // Pool sizes beside the default (DB_POOL_SIZE), for what it should be: measured, not assumed.
     const poolSizes = [2, 5, 20].map((size) => ({
       label: `database (PostgreSQL), DB_POOL_SIZE=${size}`,
@@ -127,8 +127,8 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
       'pg',
       { DATABASE_URL: await server.createDatabase() },
       settings,
-      1.5,
-      1.5,
+      1,
+      1,
       [],
       poolSizes,
     );
@@ -137,10 +137,7 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-sqlite-'));
   try {
-    // At least the bare driver's speed. This replaces issue 5's "SQLite's list at least PostgreSQL's",
-    // which no longer compares the same work: PostgreSQL's list shares one query among the requests that
-    // arrive while it runs (coalescing), SQLite answers each request with its own read. The two are still
-    // printed side by side in the table.
+    // At least the bare driver's speed on the list and creates, as on PostgreSQL (issue 42).
     // Both sync each commit (synchronous=FULL); the bare driver without (NORMAL, the service's setting
     // before it promised durability at the 201) shows what the syncs cost.
     const unsynced = 'bare node:http + better-sqlite3, synchronous=NORMAL';
@@ -151,7 +148,7 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
       { DATA_DIR: dataDir },
       settings,
       1,
-      0.8,
+      1,
       [{ label: unsynced, env: { SQLITE_SYNCHRONOUS: 'NORMAL' } }],
       [],
       sqliteRssWhyMissed,
@@ -160,7 +157,7 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
     targets.push(...result.targets);
     // Group commit shares one sync among the creates of a batch: against the store with no sync at all.
     targets.push(
-      atLeast(`B SQLite create: service / ${unsynced}`, roundRatio(rows, createRoute.name, result.subject.label, unsynced), 0.6),
+      atLeast(`B SQLite create: service / ${unsynced}`, roundRatio(rows, createRoute.name, result.subject.label, unsynced), 0.5),
     );
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
