@@ -39,8 +39,7 @@ async function bodyOf(url: string): Promise<Buffer> {
  * B on one store: the service and the bare driver baseline on the same database, list before
  * create. The list must be at least `listTarget` times the baseline's throughput, on the same
  * bytes: the two bodies are compared once, byte for byte, before timing. `alsoCreating`: more
- * bare servers measured on the create route only, in the same rounds. `rssWhyMissed`: what the store's
- * design adds to the service's memory, where that is known.
+ * bare servers measured on the create route only, in the same rounds.
  */
 async function runStore(
   scenario: string,
@@ -52,7 +51,6 @@ async function runStore(
   createTarget: number,
   alsoCreating: { label: string; env: Record<string, string> }[] = [],
   otherSettings: { label: string; env: Record<string, string> }[] = [],
-  rssWhyMissed?: string,
 ) {
   const [subject, baseline] = await startMeasured(
     [
@@ -96,17 +94,13 @@ async function runStore(
       atLeast(`${scenario} list: same body as the bare driver's, byte for byte (1 = yes)`, sameBody ? 1 : 0, 1),
       atLeast(`${scenario} list: service / bare driver`, ratio(listRoute), listTarget),
       atLeast(`${scenario} create: service / bare driver`, ratio(createRoute), createTarget),
-      ...processTargets(rows, subject.label, baseline.label, rssWhyMissed),
+      ...processTargets(rows, subject.label, baseline.label),
     ];
     return { rows, targets, subject };
   } finally {
     await Promise.all(started.map((server) => server.stop()));
   }
 }
-
-// What the SQLite store's group commit adds to its memory, beside the bare driver on the main thread.
-const sqliteRssWhyMissed =
-  'the store writes through a worker_thread (group commit, its syncs off the event loop), which is a second V8 isolate with its own heap and its own SQLite connection';
 
 /** B: variant B on PostgreSQL and on the SQLite file, each against the bare driver. */
 export async function runDatabase(settings: RunSettings, postgres: () => Promise<TestPostgres | undefined>): Promise<ScenarioResult> {
@@ -150,8 +144,6 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
       1,
       1,
       [{ label: unsynced, env: { SQLITE_SYNCHRONOUS: 'NORMAL' } }],
-      [],
-      sqliteRssWhyMissed,
     );
     rows.push(...result.rows);
     targets.push(...result.targets);

@@ -12,5 +12,4 @@ export { meterStore } from './store-metrics.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user-store.js';
 export { MAX_PAGE_SIZE } from './user-store.js';
 export type { NewUser, PoolStats, UserStore } from './user-store.js';
-export { DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE } from './write-batcher.js';
-export type { BatchOptions } from './write-batcher.js';
+export type { BatchOptions } from './turn-batcher.js';

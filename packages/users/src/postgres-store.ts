@@ -2,7 +2,7 @@ import { traceStatement, type Statement } from '@svc/kit';
 import pg from 'pg';
 import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserStore } from './user-store.js';
 import { withTimeout } from './with-timeout.js';
-import { WriteBatcher, type BatchOptions } from './write-batcher.js';
+import { TurnBatcher, type BatchOptions } from './turn-batcher.js';
 
 export interface PostgresStoreOptions extends BatchOptions {
   /** Connections in the pool; default DEFAULT_POOL_SIZE. */
@@ -34,10 +34,11 @@ const createTable = `CREATE TABLE IF NOT EXISTS users (
 const columns = `id, name, email, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 const pageText = `SELECT ${columns} FROM users WHERE id > $1 ORDER BY id LIMIT $2`;
-// A batch of creates in one statement, so one commit: rows inserted in the arrays' order (ids too),
-// an email already taken, or taken earlier in the same arrays, skipped and so missing from RETURNING.
+// A batch of creates in one statement, so one commit: rows inserted in the batch's order (ids too),
+// an email already taken, or taken earlier in the same batch, skipped and so missing from RETURNING.
+// The batch is a JSON array of the new users, whose fields are read as the table's columns.
 const insertText = `INSERT INTO users (name, email)
-SELECT name, email FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS batch (name, email, position) ORDER BY position
+SELECT name, email FROM json_populate_recordset(NULL::users, $1) WITH ORDINALITY AS batch ORDER BY ordinality
 ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
 
 // The statements' summaries in their spans (tracing on): never their parameters.
@@ -119,7 +120,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // Each user gets the row RETURNING gave for its email, the first of the batch to ask for it; the
   // others with that email, and those whose email was taken before, are duplicates.
   const insertUsers = async (users: NewUser[]): Promise<PromiseSettledResult<User>[]> => {
-    const values = [users.map((user) => user.name), users.map((user) => user.email)];
+    const values = [JSON.stringify(users)];
     // No span here: a batch serves many requests, each of which has its own (create below).
     const result = await query({ name: 'users-insert', text: insertText, values });
     const stored = new Map((result.rows as User[]).map((row) => [row.email, row]));
@@ -129,7 +130,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       return row === undefined ? { status: 'rejected', reason: new DuplicateEmailError(user.email) } : { status: 'fulfilled', value: row };
     });
   };
-  const creates = new WriteBatcher<NewUser, User>(async (users) => {
+  const creates = new TurnBatcher<NewUser, User>(async (users) => {
     await init();
     try {
       return await insertUsers(users);
@@ -152,7 +153,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       const result = await query({ name: 'users-page', text: pageText, values: [after, limit] }, selectStatement);
       return result.rows as User[];
     },
-    // Creates that arrive while a batch is written go together in the next one (write-batcher.ts).
+    // The creates of one turn of the event loop go in one statement (turn-batcher.ts).
     // The span covers the wait for the batch as well as its statement: what the request waited for.
     create: (user: NewUser) => traceStatement(insertStatement, () => creates.submit(user)),
     async ping(timeoutMs: number) {

@@ -1,7 +1,5 @@
-import { createServer } from '@svc/kit';
 import { describe, expect, it } from 'vitest';
 import {
-  createUserPlugin,
   DatabaseUnavailableError,
   DuplicateEmailError,
   type BatchOptions,
@@ -193,54 +191,6 @@ export function storeSuite(open: (options?: BatchOptions) => Promise<UserStore>,
           expect((await listAll(store)).map((user) => user.name)).toEqual(['Before', 'After']);
         }, options);
       });
-
-      it('refuses creates past the queue bound as unavailable, and writes every one it accepted', () =>
-        withStore(
-          async (store) => {
-            const results = await Promise.allSettled(
-              Array.from({ length: 10 }, (_, i) => store.create({ name: `Q${i}`, email: `q${i}@example.com` })),
-            );
-            expect(results.map((result) => result.status)).toEqual([
-              ...Array<string>(3).fill('fulfilled'),
-              ...Array<string>(7).fill('rejected'),
-            ]);
-            for (const result of results.slice(3)) {
-              expect((result as PromiseRejectedResult).reason).toBeInstanceOf(DatabaseUnavailableError);
-              expect(((result as PromiseRejectedResult).reason as Error).message).toMatch(/write queue is full/);
-            }
-            expect(await listAll(store)).toEqual(created(results));
-            // Refused only while the queue was full.
-            expect(await store.create({ name: 'Later', email: 'later@example.com' })).toMatchObject({ name: 'Later' });
-          },
-          { maxQueue: 3, maxBatch: 2 },
-        ));
-
-      it('answers a create refused by a full queue 503 with Retry-After, and 201 to the others', () =>
-        withStore(
-          async (store) => {
-            const app = createServer({ logger: false, api: { title: 'users', description: 'store suite' } });
-            void app.register(createUserPlugin(store));
-            try {
-              const answers = await Promise.all(
-                Array.from({ length: 20 }, (_, i) =>
-                  app.inject({ method: 'POST', url: '/api/users', payload: { name: `H${i}`, email: `h${i}@example.com` } }),
-                ),
-              );
-              const refused = answers.filter((res) => res.statusCode === 503);
-              expect(refused.length).toBeGreaterThan(0);
-              for (const res of refused) {
-                expect(res.headers['retry-after']).toBe('1');
-                expect(res.json()).toEqual({ error: 'Database unavailable; try again later' });
-              }
-              const acknowledged = answers.filter((res) => res.statusCode === 201).map((res) => res.json<User>());
-              expect(acknowledged.length + refused.length).toBe(20);
-              expect(await listAll(store)).toEqual(acknowledged.sort((a, b) => a.id - b.id));
-            } finally {
-              await app.close();
-            }
-          },
-          { maxQueue: 1, maxBatch: 1 },
-        ));
 
       it('shows each acknowledged create to the next list read, whichever batch it was in', () =>
         withStore(async (store) => {
