@@ -6,11 +6,8 @@
 import { HttpError } from '@svc/kit';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
-import { ListQuery } from './schemas.js';
+import { ListQuery, REQUIRED_MESSAGE } from './schemas.js';
 import { EMAIL_DOMAIN_PATTERN, EMAIL_FORM_PATTERN, EMAIL_LOCAL_PATTERN, NUL, UNICODE_TEXT } from './text-patterns.js';
-
-/** The original's exact text for a missing or empty field. */
-export const REQUIRED_MESSAGE = 'Name and email are required';
 
 export const EMAIL_FORM_MESSAGE = 'email must be of the form local@domain';
 export const EMAIL_LOCAL_MESSAGE =

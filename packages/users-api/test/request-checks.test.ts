@@ -9,6 +9,7 @@ import {
   NewUserBody,
   REQUIRED_MESSAGE,
   TRIMMED_CHARACTERS,
+  User,
   userRequestChecks,
 } from '../src/index.js';
 import { checkedSchema } from '../src/request-checks.js';
@@ -169,6 +170,14 @@ describe('ListQuery, checked', () => {
   it('refuses another parameter first, and names it', () => {
     expect(queryError({ limt: '10' })).toBe('Unknown query parameter limt: expected only limit and after');
     expect(queryError({ limit: 'abc', page: '3' })).toBe('Unknown query parameter page: expected only limit and after');
+  });
+});
+
+describe('the create request', () => {
+  it("takes User's fields but those the store assigns, each required as User requires it", () => {
+    const assigned = ['id', 'created_at'];
+    expect(Object.keys(NewUserBody.properties)).toEqual(Object.keys(User.properties).filter((field) => !assigned.includes(field)));
+    expect(NewUserBody.required).toEqual(User.required.filter((field) => !assigned.includes(field)));
   });
 });
 

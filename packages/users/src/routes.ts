@@ -1,7 +1,17 @@
 import { Readable } from 'node:stream';
 import { errorAnswer, HttpError, sendUnchecked, type ReadyCheck } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { BadListQuery, DatabaseStatus, ListQuery, NewUserBody, nextPageLink, User, userRequestChecks, UserList } from '@svc/users-api';
+import {
+  BadListQuery,
+  DatabaseStatus,
+  ListQuery,
+  NewUserBody,
+  nextPageLink,
+  REQUIRED_MESSAGE,
+  User,
+  userRequestChecks,
+  UserList,
+} from '@svc/users-api';
 import { STREAM_BATCH, streamList } from './list-stream.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserStore } from './user-store.js';
 
@@ -136,7 +146,7 @@ export function createUserPlugin(store: UserStore): FastifyPluginCallbackTypebox
           body: NewUserBody,
           response: {
             201: User,
-            400: errorAnswer('Missing, empty, over-long or malformed name or email, or malformed JSON', 'Name and email are required'),
+            400: errorAnswer('Missing, empty, over-long or malformed name or email, or malformed JSON', REQUIRED_MESSAGE),
             409: errorAnswer('The email is taken', 'A user with this email already exists'),
             503: unavailable,
           },
