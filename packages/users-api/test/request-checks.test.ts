@@ -195,6 +195,7 @@ describe('a field a copier adds to the schema', () => {
     expect(roleError({ ...user, role: 7 })).toBe('role must be a string');
     expect(roleError({ ...user, role: 'x'.repeat(11) })).toBe('role must be at most 10 characters');
     expect(roleError({ ...user, role: 'Owner' })).toBe('role must match pattern "^[a-z]+$"');
+    expect(roleError({ ...user, role: 'own\u0000er' })).toBe('role must not contain NUL characters');
     expect(roleError({ name: '', email: 'ada@example.com', role: 'member' })).toBe(REQUIRED_MESSAGE);
   });
 });
