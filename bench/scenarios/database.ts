@@ -135,16 +135,9 @@ export async function runDatabase(settings: RunSettings, postgres: () => Promise
     // Both sync each commit (synchronous=FULL); the bare driver without (NORMAL, the service's setting
     // before it promised durability at the 201) shows what the syncs cost.
     const unsynced = 'bare node:http + better-sqlite3, synchronous=NORMAL';
-    const result = await runStore(
-      'B SQLite',
-      'SQLite',
-      'better-sqlite3',
-      { DATA_DIR: dataDir },
-      settings,
-      1,
-      1,
-      [{ label: unsynced, env: { SQLITE_SYNCHRONOUS: 'NORMAL' } }],
-    );
+    const result = await runStore('B SQLite', 'SQLite', 'better-sqlite3', { DATA_DIR: dataDir }, settings, 1, 1, [
+      { label: unsynced, env: { SQLITE_SYNCHRONOUS: 'NORMAL' } },
+    ]);
     rows.push(...result.rows);
     targets.push(...result.targets);
     // Group commit shares one sync among the creates of a batch: against the store with no sync at all.

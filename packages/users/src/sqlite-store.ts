@@ -69,7 +69,9 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
     users.map((user): PromiseSettledResult<User> => {
       try {
         const stored = insert.get(user);
-        return stored === undefined ? { status: 'rejected', reason: new DuplicateEmailError(user.email) } : { status: 'fulfilled', value: stored };
+        return stored === undefined
+          ? { status: 'rejected', reason: new DuplicateEmailError(user.email) }
+          : { status: 'fulfilled', value: stored };
       } catch (error) {
         if (!db.inTransaction) throw error;
         return { status: 'rejected', reason: classify(error) };

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DatabaseUnavailableError,
-  DuplicateEmailError,
-  type BatchOptions,
-  type User,
-  type UserStore,
-} from '../src/index.js';
+import { DatabaseUnavailableError, DuplicateEmailError, type BatchOptions, type User, type UserStore } from '../src/index.js';
 
 /** Every user, read page after page as the list route reads them. */
 export async function listAll(store: UserStore, pageSize = 1000): Promise<User[]> {
