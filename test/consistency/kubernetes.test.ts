@@ -5,8 +5,9 @@
  * validated against the schema of its kind (kubernetes-models, generated from Kubernetes' OpenAPI
  * document; @kubernetes-models/gateway-api, from the Gateway API's CRDs), and what the objects say is compared with what the other deploy files and the manifest say.
  */
-import { readdirSync } from 'node:fs';
-import { posix } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
@@ -26,7 +27,8 @@ import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { parse } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { committablePaths, committedCopy, gitIgnores } from './support/committed-copy.js';
 import { composeServices, environmentOf, type ComposeService } from './support/compose.js';
 import { unknownFields } from './support/known-fields.js';
 import { keyOf, KubectlMissing, kubectlKustomize, type KubeObject } from './support/kubectl.js';
@@ -314,17 +316,56 @@ const timingsOf = (probe: IProbe | undefined) => ({
   failureThreshold: probe?.failureThreshold ?? 3,
 });
 
-// Every overlay at once, before the tests: the unknown-fields check type-checks all their objects in one program.
-const renders = new Map(
-  await Promise.all(
-    overlays.map(async (overlay) => {
-      const result = await kubectlKustomize(repoPath(`${overlaysDir}/${overlay}`)).catch((error: unknown) =>
-        error instanceof Error ? error : new Error(String(error)),
-      );
-      return [overlay, result] as const;
-    }),
-  ),
+// The overlays are rendered from a copy of what git commits: a password file a developer keeps in
+// the repository (git-ignored) must not make them render here.
+const copy = committedCopy('deploy/kubernetes');
+afterAll(() => copy.remove());
+const copyPath = (path: string): string => join(copy.root, path);
+
+/** Every overlay at once, each to its objects or why it has none. */
+const renderAll = async (): Promise<Map<string, KubeObject[] | Error>> =>
+  new Map(
+    await Promise.all(
+      overlays.map(async (overlay) => {
+        const result = await kubectlKustomize(copyPath(`${overlaysDir}/${overlay}`)).catch((error: unknown) =>
+          error instanceof Error ? error : new Error(String(error)),
+        );
+        return [overlay, result] as const;
+      }),
+    ),
+  );
+
+/** A secretGenerator of a kustomization.yaml (the fields read here). */
+interface SecretGenerator {
+  name: string;
+  literals?: string[];
+  files?: string[];
+  envs?: string[];
+}
+const secretGeneratorsOf = (kustomization: string): SecretGenerator[] =>
+  (parse(readFileSync(kustomization, 'utf8')) as { secretGenerator?: SecretGenerator[] }).secretGenerator ?? [];
+/** A generator's file sources (`[KEY=]path`) as key and path from its kustomization's directory. */
+const fileSources = (generator: SecretGenerator) =>
+  (generator.files ?? []).map((source) => {
+    const at = source.indexOf('=');
+    return at < 0 ? { key: posix.basename(source), path: source } : { key: source.slice(0, at), path: source.slice(at + 1) };
+  });
+/** The files an overlay's generators read passwords from, as paths from the repository's root: the user's to create. */
+const passwordFilesOf = (overlay: string): string[] =>
+  secretGeneratorsOf(copyPath(`${overlaysDir}/${overlay}/kustomization.yaml`))
+    .flatMap(fileSources)
+    .filter(({ key }) => /PASSWORD/.test(key))
+    .map(({ path }) => posix.join(overlaysDir, overlay, path));
+
+// First as a fresh clone holds them, then with the password files a user creates (any characters,
+// and a trailing newline as `openssl rand -hex 24 > file` writes it).
+const withoutPasswords = await renderAll();
+const passwords = new Map(
+  overlays.flatMap(passwordFilesOf).map((path) => [path, `pw ${randomBytes(12).toString('hex')}@:/%#'"\n`] as const),
 );
+for (const [path, password] of passwords) writeFileSync(copyPath(path), password, { mode: 0o600 });
+// Every overlay before the tests: the unknown-fields check type-checks all their objects in one program.
+const renders = await renderAll();
 const renderedOverlays = new Map([...renders].map(([overlay, result]) => [overlay, rendered(overlay, result)]));
 
 /** Missing kubectl skips the overlays' tests outside CI; under CI=true they run and fail, naming it. */
@@ -349,6 +390,33 @@ describe('deploy/kubernetes/overlays', () => {
     const expected = stackNames.flatMap((stack) => (hasDb(stack) ? [stack, `${stack}-external`] : [stack]));
     expect(overlayDirs).toEqual(expected.sort());
   });
+
+  it('holds no password in a committed file: Secrets are generated from files git ignores, never from literals', () => {
+    const kustomizations = committablePaths('deploy/kubernetes').filter((path) => posix.basename(path) === 'kustomization.yaml');
+    expect(kustomizations.length).toBeGreaterThan(overlayDirs.length);
+    const isPassword = (key: string) => /PASSWORD/i.test(key);
+    const keyOfLine = (line: string) => line.slice(0, line.indexOf('=')).trim();
+    let passwordSources = 0;
+    for (const path of kustomizations) {
+      const dir = posix.dirname(path);
+      for (const generator of secretGeneratorsOf(repoPath(path))) {
+        const label = `${path}: ${generator.name}`;
+        expect(
+          (generator.literals ?? []).filter((literal) => isPassword(keyOfLine(literal))),
+          `${label}: literals`,
+        ).toEqual([]);
+        // A committed env file is as committed as a literal.
+        for (const env of (generator.envs ?? []).map((file) => posix.join(dir, file)).filter((file) => !gitIgnores(file)))
+          expect(readRepoFile(env).split('\n').map(keyOfLine).filter(isPassword), `${label}: ${env}`).toEqual([]);
+        for (const { key, path: file } of fileSources(generator).filter((source) => isPassword(source.key))) {
+          passwordSources += 1;
+          expect(gitIgnores(posix.join(dir, file)), `${label}: ${key} from ${file}, git-ignored`).toBe(true);
+        }
+      }
+    }
+    // The overlays with a database read theirs so (the check above looked at something).
+    expect(passwordSources).toBe(overlays.filter((overlay) => hasDb(stackOf(overlay)) && !isExternal(overlay)).length);
+  });
 });
 
 describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
@@ -368,6 +436,24 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     const keys = k8s.objects.map(keyOf);
     expect(keys).toEqual([...new Set(keys)]);
   });
+
+  it(
+    withDb
+      ? 'renders only with the password file the user creates, which git ignores: without it kustomize stops, naming it'
+      : 'renders without any file the user creates',
+    () => {
+      const files = passwordFilesOf(overlay);
+      expect(files).toHaveLength(withDb ? 1 : 0);
+      const without = withoutPasswords.get(overlay);
+      if (!withDb) {
+        expect(without).toEqual(renders.get(overlay));
+        return;
+      }
+      expect(without).toBeInstanceOf(Error);
+      expect((without as Error).message).toContain(copyPath(files[0] ?? ''));
+      expect(gitIgnores(files[0] ?? ''), `${files[0]} git-ignored`).toBe(true);
+    },
+  );
 
   it('validates every object against the schema of its kind (kubernetes-models, @kubernetes-models/gateway-api)', async () => {
     for (const object of k8s.objects) {
@@ -825,11 +911,11 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     }
   });
 
-  it("keeps every password out of the environment: a Secret's file, generated with compose's local example or created by the user", () => {
+  it("keeps every password out of the environment: a Secret's file, generated from the user's file or created by the user", () => {
     // compose's local example password (its secret db-password's default file), in the stacks with a database.
-    const passwordFile = composeSecretFiles(`deploy/compose/${stack}.yml`)['db-password'];
-    expect(passwordFile !== undefined, 'compose has the secret db-password').toBe(hasDb(stack));
-    const password = passwordFile === undefined ? undefined : secretFileValue(passwordFile);
+    const composePasswordFile = composeSecretFiles(`deploy/compose/${stack}.yml`)['db-password'];
+    expect(composePasswordFile !== undefined, 'compose has the secret db-password').toBe(hasDb(stack));
+    const composePassword = composePasswordFile === undefined ? undefined : secretFileValue(composePasswordFile);
     const variables: { name: string; key: string }[] = [];
     const files: { name: string; key: string }[] = [];
     for (const workload of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')]) {
@@ -837,10 +923,11 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
         const label = `${keyOf(workload)}: ${e.name}`;
         if (e.valueFrom?.secretKeyRef !== undefined)
           variables.push({ name: e.valueFrom.secretKeyRef.name ?? '', key: e.valueFrom.secretKeyRef.key });
-        // No password variable, no URL with a password, not the example's password anywhere.
+        // No password variable, no URL with a password, neither compose's example password nor the user's anywhere.
         expect(e.name, label).not.toMatch(/PASSWORD$/);
         expect(/:\/\/[^/@]*:[^/@]*@/.test(e.value ?? ''), `${label}: a URL with a password`).toBe(false);
-        if (password !== undefined) expect(e.value ?? '', label).not.toBe(password);
+        if (composePassword !== undefined) expect(e.value ?? '', label).not.toBe(composePassword);
+        for (const password of passwords.values()) expect(e.value ?? '', label).not.toContain(password.trim());
         if (e.name.endsWith('_FILE')) {
           const file = secretFileOf(workload, e.value ?? '');
           files.push({ name: file?.secretName ?? '', key: file?.key ?? '' });
@@ -867,13 +954,14 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     expect(passwordKeys).toHaveLength(1);
     expect(variables.map((v) => v.key)).not.toContain(passwordKeys[0]);
     const values = Object.fromEntries(Object.entries(secrets[0]?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-    // compose's local example: example.env's user, the password of compose's default secret file
-    // (dev-db-password; kustomize cannot read it from the overlay, so the overlay repeats it), and
-    // compose's default database name.
+    // example.env's user, compose's default database name, and the password as the user's file holds
+    // it, byte for byte (its trailing newline too, which PostgreSQL and the services drop as they read it).
     const db = environmentOf(compose.db ?? {});
+    const passwordFiles = passwordFilesOf(overlay);
+    expect(passwordFiles).toHaveLength(1);
     expect(values).toEqual({
       POSTGRES_USER: exampleEnv.POSTGRES_USER,
-      [passwordKeys[0] ?? '']: password,
+      [passwordKeys[0] ?? '']: passwords.get(passwordFiles[0] ?? ''),
       POSTGRES_DB: withDefaults(db.POSTGRES_DB ?? ''),
     });
   });
