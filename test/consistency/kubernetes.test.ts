@@ -3,7 +3,8 @@
  * Dockerfile. Nothing runs a cluster here: every overlay is rendered by `kubectl kustomize` (kubectl
  * required under CI=true; skipped with a message elsewhere when it is missing), each object is
  * validated against the schema of its kind (kubernetes-models, generated from Kubernetes' OpenAPI
- * document; @kubernetes-models/gateway-api, from the Gateway API's CRDs), and what the objects say is compared with what the other deploy files and the manifest say.
+ * document; @kubernetes-models/gateway-api, from the Gateway API's CRDs), and what the objects say is
+ * compared with what the other deploy files and the manifest say.
  */
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -732,7 +733,8 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     expect(denyAll.map((p) => ({ types: p.spec?.policyTypes, ingress: p.spec?.ingress ?? [] }))).toEqual([
       { types: ['Ingress'], ingress: [] },
     ]);
-    // Every other policy selects pods that are here (ours or the Gateway's), and every pod it names as a peer is here too.
+    // Every other policy selects pods that are here (ours or the Gateway's), and every pod it names
+    // as a peer is here too.
     for (const policy of policies.filter((p) => !denyAll.includes(p))) {
       expect(podLabels.filter((labels) => picks(policy.spec?.podSelector, labels)).length, `${keyOf(policy)} selects`).toBeGreaterThan(0);
       for (const peer of (policy.spec?.ingress ?? []).flatMap((rule) => rule.from ?? [])) {
@@ -754,7 +756,10 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
       namespace: Record<string, string>;
       labels: Record<string, string> | undefined;
     }
-    /** Whether a peer admits a pod: of this namespace unless it selects namespaces, and of its pods if it selects pods. */
+    /**
+     * Whether a peer admits a pod: of this namespace (`namespaceLabels` itself) unless it selects
+     * namespaces, and of the pods it selects if it selects pods.
+     */
     const admits = (peer: INetworkPolicyPeer, source: Source): boolean =>
       (peer.namespaceSelector === undefined ? source.namespace === namespaceLabels : picks(peer.namespaceSelector, source.namespace)) &&
       (peer.podSelector === undefined || picks(peer.podSelector, source.labels));
@@ -770,8 +775,9 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
       return isolating.some((policy) =>
         (policy.spec?.ingress ?? []).some(
           (rule) =>
-            (rule.ports === undefined || rule.ports.some((p) => p.port === undefined || portNumber(p.port) === port)) &&
-            (rule.from === undefined || rule.from.some((peer) => admits(peer, source))),
+            // No ports, or no peers (missing or empty), is every port, or every source.
+            (!rule.ports?.length || rule.ports.some((p) => p.port === undefined || portNumber(p.port) === port)) &&
+            (!rule.from?.length || rule.from.some((peer) => admits(peer, source))),
         ),
       );
     };
@@ -923,7 +929,8 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
         const label = `${keyOf(workload)}: ${e.name}`;
         if (e.valueFrom?.secretKeyRef !== undefined)
           variables.push({ name: e.valueFrom.secretKeyRef.name ?? '', key: e.valueFrom.secretKeyRef.key });
-        // No password variable, no URL with a password, neither compose's example password nor the user's anywhere.
+        // No password variable, no URL with a password, neither compose's example password nor the
+        // user's anywhere.
         expect(e.name, label).not.toMatch(/PASSWORD$/);
         expect(/:\/\/[^/@]*:[^/@]*@/.test(e.value ?? ''), `${label}: a URL with a password`).toBe(false);
         if (composePassword !== undefined) expect(e.value ?? '', label).not.toBe(composePassword);
