@@ -3,17 +3,20 @@
  * Dockerfile. Nothing runs a cluster here: every overlay is rendered by `kubectl kustomize` (kubectl
  * required under CI=true; skipped with a message elsewhere when it is missing), each object is
  * validated against the schema of its kind (kubernetes-models, generated from Kubernetes' OpenAPI
- * document), and what the objects say is compared with what the other deploy files and the manifest say.
+ * document; @kubernetes-models/gateway-api, from the Gateway API's CRDs), and what the objects say is
+ * compared with what the other deploy files and the manifest say.
  */
-import { readdirSync } from 'node:fs';
-import { posix } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
+import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
+import type { IHTTPRouteMatch } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRouteMatch';
 import { imageOf, services, stackNames, stacks, type ServiceName, type StackMember, type StackName } from '@svc/manifest';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import type { IHTTPIngressPath } from 'kubernetes-models/networking.k8s.io/v1/HTTPIngressPath';
-import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
@@ -25,7 +28,8 @@ import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { parse } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { committablePaths, committedCopy, gitIgnores } from './support/committed-copy.js';
 import { composeServices, environmentOf, type ComposeService } from './support/compose.js';
 import { unknownFields } from './support/known-fields.js';
 import { keyOf, KubectlMissing, kubectlKustomize, type KubeObject } from './support/kubectl.js';
@@ -42,16 +46,22 @@ const overlays = overlayDirs.filter((overlay) => (stackNames as string[]).includ
 const isExternal = (overlay: string): boolean => overlay.endsWith('-external');
 const hasDb = (stack: StackName): boolean => (stacks[stack].composeOnly as readonly string[]).includes('db');
 
-/** The member the Ingress sends outside traffic to: the stack's front door. */
-const ingressTo: Record<StackName, string> = { simple: 'web', database: 'web', 'two-tier': 'frontend' };
+/** The member the Gateway's HTTPRoute sends outside traffic to: the stack's front door. */
+const frontDoor: Record<StackName, string> = { simple: 'web', database: 'web', 'two-tier': 'frontend' };
 
-/** What people and clients call on each front door (spec 4.1 to 4.3, docs/api.md's routes), which the Ingress must route. */
+/** What people and clients call on each front door (spec 4.1 to 4.3, docs/api.md's routes), which the HTTPRoute must route. */
 const userPaths: Partial<Record<ServiceName, string[]>> = {
   simple: ['/', '/api/users', '/health'],
   database: ['/', '/api/users', '/health'],
   frontend: ['/', '/assets/0/main.js', '/api/users', '/health'],
 };
-/** Paths for the cluster alone: readiness, metrics and the API's documents; the Ingress must route none. */
+/**
+ * The label a user sets on the namespace where their Gateway API implementation runs its proxies,
+ * when not in the Gateway's own (docs/operations.md#kubernetes): the front doors admit that namespace.
+ */
+const gatewayNamespaceLabel = 'sample-services/gateway';
+
+/** Paths for the cluster alone: readiness, metrics and the API's documents; the HTTPRoute must route none. */
 const internalPaths = ['/ready', '/metrics', '/openapi.json', '/docs', '/docs/init.js'];
 
 /** How long the services' graceful stop may take after SIGTERM (the kit's SHUTDOWN_GRACE_MS), in seconds. */
@@ -79,7 +89,12 @@ const validators: Record<string, Validator> = {
   'autoscaling/v2/HorizontalPodAutoscaler': model(
     async () => (await import('kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler')).HorizontalPodAutoscaler,
   ),
-  'networking.k8s.io/v1/Ingress': model(async () => (await import('kubernetes-models/networking.k8s.io/v1/Ingress')).Ingress),
+  'gateway.networking.k8s.io/v1/Gateway': model(
+    async () => (await import('@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway')).Gateway,
+  ),
+  'gateway.networking.k8s.io/v1/HTTPRoute': model(
+    async () => (await import('@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute')).HTTPRoute,
+  ),
   'networking.k8s.io/v1/NetworkPolicy': model(
     async () => (await import('kubernetes-models/networking.k8s.io/v1/NetworkPolicy')).NetworkPolicy,
   ),
@@ -233,15 +248,22 @@ const selects = (selector: Record<string, string> | undefined, labels: Record<st
 
 const envOf = (container: IContainer): Record<string, IEnvVar> => Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
 
-/** Whether an Ingress path (Exact or Prefix, as the API defines them) takes a request for `url`. */
-function ingressTakes(rule: IHTTPIngressPath, url: string): boolean {
-  const path = rule.path ?? '/';
-  if (rule.pathType === 'Exact') return url === path;
-  expect(rule.pathType, `${path}: Exact or Prefix (ImplementationSpecific depends on the controller)`).toBe('Prefix');
-  // Prefix matches whole path elements: /assets takes /assets and /assets/x, not /assetsx.
-  const prefix = path.replace(/\/+$/, '');
+/** Whether an HTTPRoute match (Exact or PathPrefix, as the Gateway API defines them) takes a request for `url`. */
+function routeTakes(match: IHTTPRouteMatch, url: string): boolean {
+  // The routes match by path alone: a header, query or method match would need a reader of its own.
+  expect({ ...match, path: undefined }, 'a match other than by path').toEqual({ path: undefined });
+  // No path is PathPrefix /: every path.
+  const { type = 'PathPrefix', value = '/' } = match.path ?? {};
+  if (type === 'Exact') return url === value;
+  expect(type, `${value}: Exact or PathPrefix (RegularExpression depends on the implementation)`).toBe('PathPrefix');
+  // PathPrefix matches whole path elements: /assets takes /assets and /assets/x, not /assetsx.
+  const prefix = value.replace(/\/+$/, '');
   return prefix === '' || url === prefix || url.startsWith(`${prefix}/`);
 }
+
+/** Every match of these HTTPRoutes' rules: a rule without matches takes every path. */
+const routeMatches = (routes: IHTTPRoute[]): IHTTPRouteMatch[] =>
+  routes.flatMap((route) => (route.spec.rules ?? []).flatMap((rule) => rule.matches ?? [{}]));
 
 type LabelSelector = INetworkPolicyPeer['podSelector'];
 
@@ -295,17 +317,56 @@ const timingsOf = (probe: IProbe | undefined) => ({
   failureThreshold: probe?.failureThreshold ?? 3,
 });
 
-// Every overlay at once, before the tests: the unknown-fields check type-checks all their objects in one program.
-const renders = new Map(
-  await Promise.all(
-    overlays.map(async (overlay) => {
-      const result = await kubectlKustomize(repoPath(`${overlaysDir}/${overlay}`)).catch((error: unknown) =>
-        error instanceof Error ? error : new Error(String(error)),
-      );
-      return [overlay, result] as const;
-    }),
-  ),
+// The overlays are rendered from a copy of what git commits: a password file a developer keeps in
+// the repository (git-ignored) must not make them render here.
+const copy = committedCopy('deploy/kubernetes');
+afterAll(() => copy.remove());
+const copyPath = (path: string): string => join(copy.root, path);
+
+/** Every overlay at once, each to its objects or why it has none. */
+const renderAll = async (): Promise<Map<string, KubeObject[] | Error>> =>
+  new Map(
+    await Promise.all(
+      overlays.map(async (overlay) => {
+        const result = await kubectlKustomize(copyPath(`${overlaysDir}/${overlay}`)).catch((error: unknown) =>
+          error instanceof Error ? error : new Error(String(error)),
+        );
+        return [overlay, result] as const;
+      }),
+    ),
+  );
+
+/** A secretGenerator of a kustomization.yaml (the fields read here). */
+interface SecretGenerator {
+  name: string;
+  literals?: string[];
+  files?: string[];
+  envs?: string[];
+}
+const secretGeneratorsOf = (kustomization: string): SecretGenerator[] =>
+  (parse(readFileSync(kustomization, 'utf8')) as { secretGenerator?: SecretGenerator[] }).secretGenerator ?? [];
+/** A generator's file sources (`[KEY=]path`) as key and path from its kustomization's directory. */
+const fileSources = (generator: SecretGenerator) =>
+  (generator.files ?? []).map((source) => {
+    const at = source.indexOf('=');
+    return at < 0 ? { key: posix.basename(source), path: source } : { key: source.slice(0, at), path: source.slice(at + 1) };
+  });
+/** The files an overlay's generators read passwords from, as paths from the repository's root: the user's to create. */
+const passwordFilesOf = (overlay: string): string[] =>
+  secretGeneratorsOf(copyPath(`${overlaysDir}/${overlay}/kustomization.yaml`))
+    .flatMap(fileSources)
+    .filter(({ key }) => /PASSWORD/.test(key))
+    .map(({ path }) => posix.join(overlaysDir, overlay, path));
+
+// First as a fresh clone holds them, then with the password files a user creates (any characters,
+// and a trailing newline as `openssl rand -hex 24 > file` writes it).
+const withoutPasswords = await renderAll();
+const passwords = new Map(
+  overlays.flatMap(passwordFilesOf).map((path) => [path, `pw ${randomBytes(12).toString('hex')}@:/%#'"\n`] as const),
 );
+for (const [path, password] of passwords) writeFileSync(copyPath(path), password, { mode: 0o600 });
+// Every overlay before the tests: the unknown-fields check type-checks all their objects in one program.
+const renders = await renderAll();
 const renderedOverlays = new Map([...renders].map(([overlay, result]) => [overlay, rendered(overlay, result)]));
 
 /** Missing kubectl skips the overlays' tests outside CI; under CI=true they run and fail, naming it. */
@@ -330,6 +391,33 @@ describe('deploy/kubernetes/overlays', () => {
     const expected = stackNames.flatMap((stack) => (hasDb(stack) ? [stack, `${stack}-external`] : [stack]));
     expect(overlayDirs).toEqual(expected.sort());
   });
+
+  it('holds no password in a committed file: Secrets are generated from files git ignores, never from literals', () => {
+    const kustomizations = committablePaths('deploy/kubernetes').filter((path) => posix.basename(path) === 'kustomization.yaml');
+    expect(kustomizations.length).toBeGreaterThan(overlayDirs.length);
+    const isPassword = (key: string) => /PASSWORD/i.test(key);
+    const keyOfLine = (line: string) => line.slice(0, line.indexOf('=')).trim();
+    let passwordSources = 0;
+    for (const path of kustomizations) {
+      const dir = posix.dirname(path);
+      for (const generator of secretGeneratorsOf(repoPath(path))) {
+        const label = `${path}: ${generator.name}`;
+        expect(
+          (generator.literals ?? []).filter((literal) => isPassword(keyOfLine(literal))),
+          `${label}: literals`,
+        ).toEqual([]);
+        // A committed env file is as committed as a literal.
+        for (const env of (generator.envs ?? []).map((file) => posix.join(dir, file)).filter((file) => !gitIgnores(file)))
+          expect(readRepoFile(env).split('\n').map(keyOfLine).filter(isPassword), `${label}: ${env}`).toEqual([]);
+        for (const { key, path: file } of fileSources(generator).filter((source) => isPassword(source.key))) {
+          passwordSources += 1;
+          expect(gitIgnores(posix.join(dir, file)), `${label}: ${key} from ${file}, git-ignored`).toBe(true);
+        }
+      }
+    }
+    // The overlays with a database read theirs so (the check above looked at something).
+    expect(passwordSources).toBe(overlays.filter((overlay) => hasDb(stackOf(overlay)) && !isExternal(overlay)).length);
+  });
 });
 
 describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (overlay) => {
@@ -350,7 +438,25 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     expect(keys).toEqual([...new Set(keys)]);
   });
 
-  it('validates every object against the Kubernetes schema of its kind (kubernetes-models)', async () => {
+  it(
+    withDb
+      ? 'renders only with the password file the user creates, which git ignores: without it kustomize stops, naming it'
+      : 'renders without any file the user creates',
+    () => {
+      const files = passwordFilesOf(overlay);
+      expect(files).toHaveLength(withDb ? 1 : 0);
+      const without = withoutPasswords.get(overlay);
+      if (!withDb) {
+        expect(without).toEqual(renders.get(overlay));
+        return;
+      }
+      expect(without).toBeInstanceOf(Error);
+      expect((without as Error).message).toContain(copyPath(files[0] ?? ''));
+      expect(gitIgnores(files[0] ?? ''), `${files[0]} git-ignored`).toBe(true);
+    },
+  );
+
+  it('validates every object against the schema of its kind (kubernetes-models, @kubernetes-models/gateway-api)', async () => {
     for (const object of k8s.objects) {
       const validate = validators[`${object.apiVersion}/${object.kind}`];
       expect(validate, `${keyOf(object)}: no schema for ${object.apiVersion} ${object.kind}`).toBeDefined();
@@ -549,18 +655,27 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     }
   });
 
-  it(`sends outside traffic through an Ingress to ${ingressTo[stack]}, which autoscales and keeps a pod through disruptions`, () => {
-    const ingresses = k8s.all<IIngress>('Ingress');
-    expect(ingresses).toHaveLength(1);
-    const backends = (ingresses[0]?.spec?.rules ?? []).flatMap((rule) => rule.http?.paths.map((path) => path.backend.service) ?? []);
-    const front = ingressTo[stack];
-    const servicePorts = k8s.one<IService>('Service', front).spec?.ports ?? [];
-    expect(backends.length).toBeGreaterThan(0);
-    for (const backend of backends) {
-      expect(backend?.name).toBe(front);
-      const { name, number } = backend?.port ?? {};
-      expect(number ?? servicePorts.find((p) => name !== undefined && p.name === name)?.port).toBe(portOf(front));
+  it(`sends outside traffic through its Gateway's HTTPRoute to ${frontDoor[stack]}, which autoscales and keeps a pod through disruptions`, () => {
+    // One Gateway: plain HTTP on port 80 (spec 4.4's proxy port) for this namespace's routes, of a named class.
+    const [gateway, ...otherGateways] = k8s.all<IGateway>('Gateway');
+    expect(otherGateways).toEqual([]);
+    expect(gateway?.spec.gatewayClassName).toMatch(/^\S+$/);
+    expect(
+      gateway?.spec.listeners.map((l) => ({ protocol: l.protocol, port: l.port, from: l.allowedRoutes?.namespaces?.from ?? 'Same' })),
+    ).toEqual([{ protocol: 'HTTP', port: 80, from: 'Same' }]);
+    // One HTTPRoute, attached to that Gateway as a whole (no sectionName or port: a later HTTPS listener
+    // takes it too), sending every rule to the front door's Service on its port, unchanged (no filters).
+    const routes = k8s.all<IHTTPRoute>('HTTPRoute');
+    expect(routes).toHaveLength(1);
+    expect(routes[0]?.spec.parentRefs).toEqual([{ name: gateway?.metadata?.name }]);
+    const front = frontDoor[stack];
+    const rules = routes[0]?.spec.rules ?? [];
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      expect(rule.backendRefs).toEqual([{ name: front, port: portOf(front) }]);
+      expect(rule.filters).toBeUndefined();
     }
+    expect(k8s.one<IService>('Service', front).spec?.ports?.map((p) => p.port)).toContain(portOf(front));
     // Every scaled Deployment: an autoscaler (autoscaling/v2) owns its count, and a budget keeps one pod up.
     const scaled = k8s.all<IDeployment>('Deployment').filter((d) => d.spec?.replicas === undefined);
     expect(scaled.map((d) => d.metadata.name)).toContain(front);
@@ -584,17 +699,18 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     expect(budgets).toHaveLength(scaled.length);
   });
 
-  it('routes through the Ingress only what users call, never /ready, /metrics, /docs or /openapi.json', () => {
-    const rules = k8s.all<IIngress>('Ingress').flatMap((ingress) => (ingress.spec?.rules ?? []).flatMap((rule) => rule.http?.paths ?? []));
-    const front = members.find((m) => m.as === ingressTo[stack])?.service as ServiceName;
+  it('routes through the HTTPRoute only what users call, never /ready, /metrics, /docs or /openapi.json', () => {
+    const matches = routeMatches(k8s.all<IHTTPRoute>('HTTPRoute'));
+    const front = members.find((m) => m.as === frontDoor[stack])?.service as ServiceName;
+    expect(userPaths[front]?.length).toBeGreaterThan(0);
     for (const url of userPaths[front] ?? [])
       expect(
-        rules.some((rule) => ingressTakes(rule, url)),
+        matches.some((match) => routeTakes(match, url)),
         `${url} routed`,
       ).toBe(true);
     for (const url of internalPaths)
       expect(
-        rules.filter((rule) => ingressTakes(rule, url)).map((rule) => rule.path),
+        matches.filter((match) => routeTakes(match, url)).map((match) => match.path),
         `${url} routed`,
       ).toEqual([]);
   });
@@ -606,75 +722,111 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     const namespace = k8s.all<INamespace>('Namespace')[0];
     // Kubernetes labels every namespace with its own name.
     const namespaceLabels = { ...namespace?.metadata?.labels, 'kubernetes.io/metadata.name': namespace?.metadata?.name ?? '' };
-    const selecting = (workload: IDeployment | IStatefulSet, type: 'Ingress' | 'Egress') =>
-      policies.filter((p) => (p.spec?.policyTypes ?? ['Ingress']).includes(type) && picks(p.spec?.podSelector, labelsOf(workload)));
+    // The pods an implementation runs for the Gateway in its namespace carry its name (GEP-1762).
+    const gatewayPods = { 'gateway.networking.k8s.io/gateway-name': k8s.all<IGateway>('Gateway')[0]?.metadata?.name ?? '' };
+    const podLabels = [...workloads.map(labelsOf), gatewayPods];
+    const selecting = (labels: Record<string, string> | undefined, type: 'Ingress' | 'Egress') =>
+      policies.filter((p) => (p.spec?.policyTypes ?? ['Ingress']).includes(type) && picks(p.spec?.podSelector, labels));
 
     // Default deny: one policy isolates every pod of the namespace, admitting nothing itself.
     const denyAll = policies.filter((p) => Object.keys(p.spec?.podSelector?.matchLabels ?? {}).length === 0);
     expect(denyAll.map((p) => ({ types: p.spec?.policyTypes, ingress: p.spec?.ingress ?? [] }))).toEqual([
       { types: ['Ingress'], ingress: [] },
     ]);
-    // Every other policy selects pods that are here, and every pod it names as a peer is here too.
+    // Every other policy selects pods that are here (ours or the Gateway's), and every pod it names
+    // as a peer is here too.
     for (const policy of policies.filter((p) => !denyAll.includes(p))) {
-      expect(workloads.filter((w) => picks(policy.spec?.podSelector, labelsOf(w))).length, `${keyOf(policy)} selects`).toBeGreaterThan(0);
+      expect(podLabels.filter((labels) => picks(policy.spec?.podSelector, labels)).length, `${keyOf(policy)} selects`).toBeGreaterThan(0);
       for (const peer of (policy.spec?.ingress ?? []).flatMap((rule) => rule.from ?? [])) {
         expect(peer.ipBlock, `${keyOf(policy)}: ipBlock`).toBeUndefined();
-        // Other namespaces only by name (the Ingress controller's), never all of them.
+        // Other namespaces only by the label a user sets on their gateway's (docs/operations.md): never
+        // all of them, nor one controller's by name.
         if (peer.namespaceSelector !== undefined)
-          expect(Object.keys(peer.namespaceSelector.matchLabels ?? {}), `${keyOf(policy)}: namespaces`).not.toEqual([]);
-        if (peer.namespaceSelector === undefined && Object.keys(peer.podSelector?.matchLabels ?? {}).length > 0)
+          expect(peer.namespaceSelector, `${keyOf(policy)}: namespaces`).toEqual({ matchLabels: { [gatewayNamespaceLabel]: 'true' } });
+        else if (Object.keys(peer.podSelector?.matchLabels ?? {}).length > 0)
           expect(
-            workloads.filter((w) => picks(peer.podSelector, labelsOf(w))).length,
+            podLabels.filter((labels) => picks(peer.podSelector, labels)).length,
             `${keyOf(policy)}: peer ${JSON.stringify(peer)}`,
           ).toBeGreaterThan(0);
       }
     }
 
-    /** Whether a peer admits a pod with these labels: of this namespace (`labels`), or of another one (undefined). */
-    const admits = (peer: INetworkPolicyPeer, labels: Record<string, string> | undefined): boolean => {
-      if (labels === undefined) {
-        const selector = peer.namespaceSelector;
-        return selector !== undefined && (Object.keys(selector.matchLabels ?? {}).length === 0 || !picks(selector, namespaceLabels));
-      }
-      const inNamespace = peer.namespaceSelector === undefined || picks(peer.namespaceSelector, namespaceLabels);
-      return inNamespace && (peer.podSelector === undefined || picks(peer.podSelector, labels));
-    };
-    /** Whether `target` accepts connections on `port` from a pod with `labels` (undefined: a pod of another namespace). */
-    const accepts = (target: IDeployment | IStatefulSet, port: number, labels: Record<string, string> | undefined): boolean => {
-      const container = containerOf(target);
-      const isolating = selecting(target, 'Ingress');
+    /** A pod that may connect: the labels of its namespace and its own. */
+    interface Source {
+      namespace: Record<string, string>;
+      labels: Record<string, string> | undefined;
+    }
+    /**
+     * Whether a peer admits a pod: of this namespace (`namespaceLabels` itself) unless it selects
+     * namespaces, and of the pods it selects if it selects pods.
+     */
+    const admits = (peer: INetworkPolicyPeer, source: Source): boolean =>
+      (peer.namespaceSelector === undefined ? source.namespace === namespaceLabels : picks(peer.namespaceSelector, source.namespace)) &&
+      (peer.podSelector === undefined || picks(peer.podSelector, source.labels));
+    /** Whether pods with `labels` accept connections on `port` (a name resolved by `portNumber`) from `source`. */
+    const accepts = (
+      labels: Record<string, string> | undefined,
+      port: number,
+      portNumber: (port: string | number) => number | undefined,
+      source: Source,
+    ): boolean => {
+      const isolating = selecting(labels, 'Ingress');
       if (isolating.length === 0) return true;
       return isolating.some((policy) =>
         (policy.spec?.ingress ?? []).some(
           (rule) =>
-            (rule.ports === undefined || rule.ports.some((p) => p.port === undefined || containerPort(container, p.port) === port)) &&
-            (rule.from === undefined || rule.from.some((peer) => admits(peer, labels))),
+            // No ports, or no peers (missing or empty), is every port, or every source.
+            (!rule.ports?.length || rule.ports.some((p) => p.port === undefined || portNumber(p.port) === port)) &&
+            (!rule.from?.length || rule.from.some((peer) => admits(peer, source))),
         ),
       );
     };
 
-    // Who calls whom: the manifest's links, the members whose compose DATABASE_URL names db, and
-    // anyone of the namespace the proxy (its clients inside the cluster); the Ingress controller,
-    // from its own namespace, calls the front door.
+    // Who connects: each workload; the Gateway's pods here; a pod of a namespace labelled for a
+    // gateway's proxies (as Envoy Gateway runs them, in its own namespace); a pod of any other namespace.
+    const front = frontDoor[stack];
+    const sources: Record<string, Source> = {
+      ...Object.fromEntries(workloads.map((w) => [w.metadata.name, { namespace: namespaceLabels, labels: labelsOf(w) }])),
+      "the Gateway's pods": { namespace: namespaceLabels, labels: gatewayPods },
+      'a labelled namespace': {
+        namespace: { 'kubernetes.io/metadata.name': 'gateway-system', [gatewayNamespaceLabel]: 'true' },
+        labels: {},
+      },
+      'another namespace': { namespace: { 'kubernetes.io/metadata.name': 'elsewhere' }, labels: {} },
+    };
+    const fromGateway = (from: string) => from === "the Gateway's pods" || from === 'a labelled namespace';
+    // Whom: the manifest's links, the members whose compose DATABASE_URL names db, the front door
+    // from the Gateway, and the proxy from anyone of its namespace (its clients inside the cluster).
     const usesDb = (as: string) => /@db:/.test(environmentOf(compose[as] ?? {}).DATABASE_URL ?? '');
     const calls = (from: string, to: string): boolean =>
-      to === 'proxy' || Object.values(members.find((m) => m.as === from)?.links ?? {}).includes(to) || (to === 'db' && usesDb(from));
+      (to === 'proxy' && sources[from]?.namespace === namespaceLabels) ||
+      (to === front && fromGateway(from)) ||
+      Object.values(members.find((m) => m.as === from)?.links ?? {}).includes(to) ||
+      (to === 'db' && usesDb(from));
     for (const target of workloads) {
       const to = target.metadata.name;
       const publicPort = to === 'db' ? 5432 : portOf(to);
-      const ports = (containerOf(target).ports ?? []).map((p) => p.containerPort);
+      const container = containerOf(target);
+      const ports = (container.ports ?? []).map((p) => p.containerPort);
       expect(ports, `${to}: its public port`).toContain(publicPort);
-      for (const port of ports) {
-        for (const source of workloads.filter((w) => w !== target)) {
-          const from = source.metadata.name;
-          expect(accepts(target, port, labelsOf(source)), `${from} -> ${to}:${port}`).toBe(port === publicPort && calls(from, to));
-        }
-        expect(accepts(target, port, undefined), `another namespace -> ${to}:${port}`).toBe(port === publicPort && to === ingressTo[stack]);
-      }
+      for (const port of ports)
+        for (const [from, source] of Object.entries(sources).filter(([from]) => from !== to))
+          expect(
+            accepts(labelsOf(target), port, (p) => containerPort(container, p), source),
+            `${from} -> ${to}:${port}`,
+          ).toBe(port === publicPort && calls(from, to));
     }
+    // The Gateway's pods are the door: anyone, on whichever port its implementation gives the
+    // listener (80 itself, or a mapped one such as Envoy Gateway's 10080).
+    for (const [from, source] of Object.entries(sources))
+      for (const port of [80, 10080])
+        expect(
+          accepts(gatewayPods, port, (p) => (typeof p === 'number' ? p : undefined), source),
+          `${from} -> the Gateway:${port}`,
+        ).toBe(true);
     // PostgreSQL opens no connection of its own: isolated for egress, with nothing allowed.
     if (withDb) {
-      const egress = selecting(k8s.one<IStatefulSet>('StatefulSet', 'db'), 'Egress');
+      const egress = selecting(labelsOf(k8s.one<IStatefulSet>('StatefulSet', 'db')), 'Egress');
       expect(egress.length).toBeGreaterThan(0);
       expect(egress.flatMap((p) => p.spec?.egress ?? [])).toEqual([]);
     }
@@ -765,11 +917,11 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     }
   });
 
-  it("keeps every password out of the environment: a Secret's file, generated with compose's local example or created by the user", () => {
+  it("keeps every password out of the environment: a Secret's file, generated from the user's file or created by the user", () => {
     // compose's local example password (its secret db-password's default file), in the stacks with a database.
-    const passwordFile = composeSecretFiles(`deploy/compose/${stack}.yml`)['db-password'];
-    expect(passwordFile !== undefined, 'compose has the secret db-password').toBe(hasDb(stack));
-    const password = passwordFile === undefined ? undefined : secretFileValue(passwordFile);
+    const composePasswordFile = composeSecretFiles(`deploy/compose/${stack}.yml`)['db-password'];
+    expect(composePasswordFile !== undefined, 'compose has the secret db-password').toBe(hasDb(stack));
+    const composePassword = composePasswordFile === undefined ? undefined : secretFileValue(composePasswordFile);
     const variables: { name: string; key: string }[] = [];
     const files: { name: string; key: string }[] = [];
     for (const workload of [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')]) {
@@ -777,10 +929,12 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
         const label = `${keyOf(workload)}: ${e.name}`;
         if (e.valueFrom?.secretKeyRef !== undefined)
           variables.push({ name: e.valueFrom.secretKeyRef.name ?? '', key: e.valueFrom.secretKeyRef.key });
-        // No password variable, no URL with a password, not the example's password anywhere.
+        // No password variable, no URL with a password, neither compose's example password nor the
+        // user's anywhere.
         expect(e.name, label).not.toMatch(/PASSWORD$/);
         expect(/:\/\/[^/@]*:[^/@]*@/.test(e.value ?? ''), `${label}: a URL with a password`).toBe(false);
-        if (password !== undefined) expect(e.value ?? '', label).not.toBe(password);
+        if (composePassword !== undefined) expect(e.value ?? '', label).not.toBe(composePassword);
+        for (const password of passwords.values()) expect(e.value ?? '', label).not.toContain(password.trim());
         if (e.name.endsWith('_FILE')) {
           const file = secretFileOf(workload, e.value ?? '');
           files.push({ name: file?.secretName ?? '', key: file?.key ?? '' });
@@ -807,13 +961,14 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     expect(passwordKeys).toHaveLength(1);
     expect(variables.map((v) => v.key)).not.toContain(passwordKeys[0]);
     const values = Object.fromEntries(Object.entries(secrets[0]?.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-    // compose's local example: example.env's user, the password of compose's default secret file
-    // (dev-db-password; kustomize cannot read it from the overlay, so the overlay repeats it), and
-    // compose's default database name.
+    // example.env's user, compose's default database name, and the password as the user's file holds
+    // it, byte for byte (its trailing newline too, which PostgreSQL and the services drop as they read it).
     const db = environmentOf(compose.db ?? {});
+    const passwordFiles = passwordFilesOf(overlay);
+    expect(passwordFiles).toHaveLength(1);
     expect(values).toEqual({
       POSTGRES_USER: exampleEnv.POSTGRES_USER,
-      [passwordKeys[0] ?? '']: password,
+      [passwordKeys[0] ?? '']: passwords.get(passwordFiles[0] ?? ''),
       POSTGRES_DB: withDefaults(db.POSTGRES_DB ?? ''),
     });
   });

@@ -1,8 +1,9 @@
 /**
  * Fields the Kubernetes API does not know. The JSON schemas let any extra field through (`readinesProbe:`
- * passes them), while `kubectl apply` validates strictly and refuses it. kubernetes-models also
- * types every kind, from the same OpenAPI document: written as an object literal of that type, an
- * unknown field is TypeScript's excess-property error. So the objects are type-checked here, in
+ * passes them), while `kubectl apply` validates strictly and refuses it. kubernetes-models (and
+ * @kubernetes-models/gateway-api, from the Gateway API's CRDs) also types every kind, from the same
+ * schemas: written as an object literal of that type, an unknown field is TypeScript's
+ * excess-property error. So the objects are type-checked here, in
  * memory, as `const o: IDeployment = {...}`.
  */
 import { join } from 'node:path';
@@ -18,6 +19,10 @@ const minimalLib = `declare global {
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
+/** The module of a kind's model: Kubernetes' own in kubernetes-models, the Gateway API's in its own package. */
+export const modelModule = (apiVersion: string, kind: string): string =>
+  `${apiVersion.startsWith('gateway.networking.k8s.io/') ? '@kubernetes-models/gateway-api' : 'kubernetes-models'}/${apiVersion}/${kind}`;
+
 /**
  * One message per field the API does not know (or other type error), naming the object and its
  * label (e.g. the overlay). All in one program: each program costs its start-up once.
@@ -25,7 +30,7 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 export function unknownFields(objects: readonly { label: string; object: KubeObject }[]): string[] {
   const file = join(repoRoot, 'test/consistency/known-fields.generated.ts');
   const lines = objects.flatMap(({ object }, i) => [
-    `import type { I${object.kind} as T${i} } from 'kubernetes-models/${object.apiVersion}/${object.kind}';`,
+    `import type { I${object.kind} as T${i} } from '${modelModule(object.apiVersion, object.kind)}';`,
     `export const o${i}: T${i} = ${JSON.stringify(object)};`,
   ]);
   const source = [...lines, minimalLib].join('\n');
