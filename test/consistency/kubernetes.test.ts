@@ -52,7 +52,7 @@ const userPaths: Partial<Record<ServiceName, string[]>> = {
   frontend: ['/', '/assets/0/main.js', '/api/users', '/health'],
 };
 /** Paths for the cluster alone: readiness, metrics and the API's documents; the Ingress must route none. */
-const internalPaths = ['/ready', '/metrics', '/openapi.json', '/docs', '/docs/init.js'];
+const internalPaths = ['/ready', '/metrics', '/openapi.json', '/docs', '/docs/static/swagger-initializer.js'];
 
 /** How long the services' graceful stop may take after SIGTERM (the kit's SHUTDOWN_GRACE_MS), in seconds. */
 const shutdownGraceSeconds = (() => {

@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { answerOptions, pathOf } from './cors.js';
-import { addDocsPage } from './docs-page.js';
 import { HttpError } from './errors.js';
 import type { Logger } from './logger.js';
 import { attachMetrics, metricsContentType, metricsText, type AppMetrics } from './metrics.js';
@@ -277,7 +276,12 @@ export function createServer(options: ServerOptions): App {
     if (metrics !== undefined && options.serveMetrics !== false) addMetricsRoute(kitRoutes, metrics);
     if (options.serveApiDocument === false) return;
     addDocumentRoute(kitRoutes);
-    addDocsPage(kitRoutes);
+    // An optional peer, imported only here: the services that serve /docs list it, the proxy does not.
+    // Its page has no inline script; Swagger UI styles some elements inline.
+    await kitRoutes.register(import('@fastify/swagger-ui'), {
+      routePrefix: '/docs',
+      staticCSP: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
+    });
   });
 
   app.addHook('preClose', (done) => {
