@@ -1,6 +1,6 @@
 // Image build step, after `npm ci --omit=dev --workspace=services/<SERVICE>` in /src: npm installs every
 // package that the workspaces' manifests reach through any edge, optional peers included (the kit's
-// swagger-ui-dist, which only the services serving /docs list). This removes every installed package the
+// @fastify/swagger-ui, which only the services serving /docs list). This removes every installed package the
 // service's production tree does not reach: from its package.json, through the workspaces it lists, each
 // package's dependencies, the optional ones installed, and its peers that are not optional. Workspaces
 // installed beside the service (the OpenTelemetry preload) are named after it, their trees kept too.

@@ -47,17 +47,17 @@ describe("what an image installs is its service's package.json tree", () => {
   });
 
   it('has the kit take what it loads only on request (the /docs page, readable logs) as optional peers', () => {
-    for (const name of ['swagger-ui-dist', 'pino-pretty']) {
+    for (const name of ['@fastify/swagger-ui', 'pino-pretty']) {
       expect(kit.dependencies ?? {}).not.toHaveProperty(name);
       expect(kit.peerDependencies ?? {}).toHaveProperty(name);
       expect(kit.peerDependenciesMeta?.[name]?.optional).toBe(true);
     }
   });
 
-  it.each(serviceNames)('%s lists swagger-ui-dist exactly when it serves the API document, and never pino-pretty', (service) => {
+  it.each(serviceNames)('%s lists @fastify/swagger-ui exactly when it serves the API document, and never pino-pretty', (service) => {
     const { dependencies = {} } = manifestOf(`services/${service}`);
     const servesNoDocument = /\bserveApiDocument:\s*false\b/.test(readRepoFile(`services/${service}/src/app.ts`));
-    expect('swagger-ui-dist' in dependencies).toBe(!servesNoDocument);
+    expect('@fastify/swagger-ui' in dependencies).toBe(!servesNoDocument);
     expect(dependencies).not.toHaveProperty('pino-pretty');
   });
 });

@@ -62,7 +62,7 @@ const userPaths: Partial<Record<ServiceName, string[]>> = {
 const gatewayNamespaceLabel = 'sample-services/gateway';
 
 /** Paths for the cluster alone: readiness, metrics and the API's documents; the HTTPRoute must route none. */
-const internalPaths = ['/ready', '/metrics', '/openapi.json', '/docs', '/docs/init.js'];
+const internalPaths = ['/ready', '/metrics', '/openapi.json', '/docs', '/docs/static/swagger-initializer.js'];
 
 /** How long the services' graceful stop may take after SIGTERM (the kit's SHUTDOWN_GRACE_MS), in seconds. */
 const shutdownGraceSeconds = (() => {

@@ -112,7 +112,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(top.filter((name) => name.startsWith('@svc/'))).toEqual(workspaceNames);
     // Every package the tree reaches is installed (top level or nested), and nothing else.
     expect(everywhere.filter((name) => !name.startsWith('@svc/'))).toEqual(expected.packages);
-    expect(top.includes('swagger-ui-dist')).toBe(declares(service, 'swagger-ui-dist'));
+    expect(top.includes('@fastify/swagger-ui')).toBe(declares(service, '@fastify/swagger-ui'));
     expect(everywhere).not.toContain('pino-pretty');
     // With an endpoint set, the preload loads the SDK and its instrumentations, all installed.
     const load = `import('@svc/telemetry').then(() => console.log('loaded'))`;
@@ -139,9 +139,9 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     ]); // prettier-ignore
     const baseUrl = await publishedUrl(prefix, port);
     await waitForHttp(baseUrl, 30_000, service === 'proxy' ? 502 : 200);
-    // The page's files come from swagger-ui-dist, which the services that serve /docs declare.
-    if (declares(service, 'swagger-ui-dist')) {
-      const css = await fetch(`${baseUrl}/docs/swagger-ui.css`);
+    // The page's files come from @fastify/swagger-ui, which the services that serve /docs declare.
+    if (declares(service, '@fastify/swagger-ui')) {
+      const css = await fetch(`${baseUrl}/docs/static/swagger-ui.css`);
       expect([css.status, css.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8']);
       await css.arrayBuffer();
     }

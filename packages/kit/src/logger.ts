@@ -39,12 +39,13 @@ export interface LoggerOptions {
 }
 
 /** The size at which a service's log file in LOG_DIR is rotated: the same as the compose files' max-size. */
-export const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
+const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
 
 /**
  * Appends lines to `path`, bounded: once the file reaches maxBytes it is renamed `<path>.1`, replacing
  * the one before, and a new file starts. Replicas sharing a volume append to one file; each rotates
  * it when its own count says so, unless another has already, so the files stay bounded there too.
+ * Hand-written: pino-roll writes numbered files and rolls on its own writes alone, not a file replicas share.
  */
 export function openCappedFile(path: string, maxBytes: number): DestinationStream {
   let fd = openSync(path, 'a');

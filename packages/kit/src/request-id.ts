@@ -3,6 +3,7 @@
  * frontend -> backend). A client's (or a proxy's) id is kept when it is well formed, so one id
  * follows the request through every service; anything else is replaced by a new UUID, so a
  * client cannot write arbitrary text (line breaks, control characters, megabytes) into the logs.
+ * Hand-written check: Fastify's requestIdHeader option takes the header's value as it comes.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';

@@ -1,11 +1,10 @@
 /** TypeBox schemas every service shares: they type the handlers, serialize answers and document them. */
-import { Type, type Static } from 'typebox';
+import { Type } from 'typebox';
 
-export const ErrorBody = Type.Object(
+const ErrorBody = Type.Object(
   { error: Type.String({ description: 'What went wrong, for people' }) },
   { description: 'Every error answer', examples: [{ error: 'Not found: GET /no/such/path' }] },
 );
-export type ErrorBody = Static<typeof ErrorBody>;
 
 /** The error body as one status of a route answers it: what that status means there, and an example text. */
 export const errorAnswer = (description: string, example?: string) =>

@@ -15,7 +15,6 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { answerOptions, pathOf } from './cors.js';
-import { addDocsPage } from './docs-page.js';
 import { HttpError } from './errors.js';
 import type { Logger } from './logger.js';
 import { attachMetrics, metricsContentType, metricsText, type AppMetrics } from './metrics.js';
@@ -258,6 +257,7 @@ export function createServer(options: ServerOptions): App {
 
   // A second router that only knows which methods exist on which paths, so that a known
   // path with a wrong method answers 405 with Allow instead of 404.
+  // Hand-written: Fastify answers 404 there, and no well-kept plugin answers 405 with Allow.
   const methodsByPath = FindMyWay();
   app.addHook('onRoute', (route) => {
     if (route.url.includes('*')) return; // catch-all routes (OPTIONS) say nothing
@@ -285,7 +285,12 @@ export function createServer(options: ServerOptions): App {
     if (metrics !== undefined && options.serveMetrics !== false) addMetricsRoute(kitRoutes, metrics);
     if (options.serveApiDocument === false) return;
     addDocumentRoute(kitRoutes);
-    addDocsPage(kitRoutes);
+    // An optional peer, imported only here: the services that serve /docs list it, the proxy does not.
+    // Its page has no inline script; Swagger UI styles some elements inline.
+    await kitRoutes.register(import('@fastify/swagger-ui'), {
+      routePrefix: '/docs',
+      staticCSP: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
+    });
   });
 
   app.addHook('preClose', (done) => {

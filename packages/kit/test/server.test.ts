@@ -130,6 +130,18 @@ describe('createServer', () => {
     expect(unknown.json()).toEqual({ error: 'Not found: GET /nothing' });
   });
 
+  it('serves the /docs page (@fastify/swagger-ui) from local files, under a content security policy, errors as JSON', async () => {
+    build();
+    const page = await app.inject({ url: '/docs' });
+    expect([page.statusCode, page.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(page.headers['content-security-policy']).toMatch(/^default-src 'self'/);
+    expect(page.body).toContain('src="/docs/static/swagger-ui-bundle.js"');
+    const css = await app.inject({ url: '/docs/static/swagger-ui.css' });
+    expect([css.statusCode, css.headers['content-type']]).toEqual([200, 'text/css; charset=utf-8']);
+    const missing = await app.inject({ url: '/docs/static/nope.css' });
+    expect([missing.statusCode, missing.json()]).toEqual([404, { error: 'Not found: GET /docs/static/nope.css' }]);
+  });
+
   it('answers a malformed URL with 400 JSON', async () => {
     const res = await build().inject({ method: 'GET', url: '/items/%E0%A4%A' });
     expect(res.statusCode).toBe(400);
