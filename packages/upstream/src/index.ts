@@ -9,3 +9,4 @@ export type {
   UpstreamPoolOptions,
   UpstreamTimers,
 } from './upstream-addresses.js';
+export { upstreamDispatcher } from './upstream-dispatcher.js';
