@@ -1,7 +1,24 @@
+import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { Agent, interceptors, type Dispatcher } from 'undici';
 import { nextUpstream } from './next-upstream.js';
-import { lookupAll, type Resolve, type UpstreamLog } from './upstream-addresses.js';
+
+/** The lines this writes, as pino (and so Fastify's logger) takes them. */
+export interface UpstreamLog {
+  info(message: string): void;
+  warn(details: object, message: string): void;
+}
+
+/** The addresses a host name resolves to now; rejects when it cannot be resolved. */
+export type Resolve = (hostname: string) => Promise<readonly string[]>;
+
+/**
+ * getaddrinfo, as every other program on the host and as the connect of a name did before:
+ * /etc/hosts (Docker's extra_hosts, Kubernetes' hostAliases), the resolv.conf search domains
+ * and Docker's embedded DNS, IPv4 and IPv6 in one call. It gives no TTL, but Docker's DNS
+ * answers 600 s, which is no use here: the interval decides, as nginx's `resolver valid=`.
+ */
+const lookupAll: Resolve = async (hostname) => (await lookup(hostname, { all: true })).map((found) => found.address);
 
 export interface UpstreamDispatcherOptions {
   /** The configured origin, e.g. http://web:3000 or https://web.example:8443: every request's `origin`. */
