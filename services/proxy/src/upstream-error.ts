@@ -1,5 +1,8 @@
-import { HttpError } from '@svc/kit';
-import { upstreamErrorKind } from '@svc/upstream';
+import { HttpError, processRegistry } from '@svc/kit';
+import { upstreamErrorCounter, upstreamErrorKind } from '@svc/upstream';
+
+/** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */
+export const countUpstreamError = upstreamErrorCounter(processRegistry);
 
 /** The longest message of a cause kept for the log: an assertion's message quotes its source line, a whole bundle's on one line. */
 const LOGGED_MESSAGE_CHARS = 300;
