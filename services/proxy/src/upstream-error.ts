@@ -4,7 +4,7 @@ import { upstreamErrorCounter, upstreamErrorKind } from '@svc/upstream';
 /** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */
 export const countUpstreamError = upstreamErrorCounter(processRegistry);
 
-/** The longest message of a cause kept for the log: an assertion's message quotes its source line, a whole bundle's on one line. */
+/** The longest message of a cause kept for the log: an assertion's message quotes its source line, which a minified dependency writes as one long line. */
 const LOGGED_MESSAGE_CHARS = 300;
 
 /** The error itself when its message is short, else one of the same name, code and opening words, so a log line stays small. */
