@@ -20,7 +20,7 @@ describe('the users page over HTTP', () => {
     // The backend is never reached by the page routes; the user list fails at once.
     app = createFrontendApp({
       logger: false,
-      backend: { fetchUsers: () => Promise.reject(new Error('no backend')), close: async () => undefined },
+      backend: { fetchUsers: () => Promise.reject(new Error('no backend')), start: async () => undefined, close: async () => undefined },
     });
     html = (await app.inject({ url: '/' })).body;
     assets = [...html.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((match) => match[1] ?? '');

@@ -28,7 +28,7 @@ const build: Record<ServiceName, () => App> = {
   frontend: () =>
     createFrontendApp({
       logger: false,
-      backend: { fetchUsers: () => Promise.reject(new Error('unused')), close: () => Promise.resolve() },
+      backend: { fetchUsers: () => Promise.reject(new Error('unused')), start: () => Promise.resolve(), close: () => Promise.resolve() },
     }),
 };
 

@@ -1,4 +1,11 @@
-export { upstreamErrorCounter, upstreamErrorKind } from './upstream-errors.js';
+export { isConnectionLost, isUnreachable, upstreamErrorCounter, upstreamErrorKind } from './upstream-errors.js';
 export type { UpstreamErrorKind } from './upstream-errors.js';
-export { upstreamDispatcher } from './upstream-dispatcher.js';
-export type { Resolve, UpstreamLog } from './upstream-dispatcher.js';
+export { lookupAll, UpstreamAddresses } from './upstream-addresses.js';
+export type {
+  Resolve,
+  UpstreamAddress,
+  UpstreamAddressesOptions,
+  UpstreamLog,
+  UpstreamPoolOptions,
+  UpstreamTimers,
+} from './upstream-addresses.js';

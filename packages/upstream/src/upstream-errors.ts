@@ -4,9 +4,9 @@ import { Counter, type Registry } from 'prom-client';
 export type UpstreamErrorKind = 'refused' | 'timeout' | 'reset' | 'bad_status' | 'other';
 
 /**
- * What a failure left of the connection: `unreachable`, the address could not be connected to (so
- * nothing was sent); `lost`, the connection broke or the upstream closed it (undici: "other side
- * closed") before any answer; `none`, neither.
+ * What a failure left of the connection: `unreachable`, the address could not be connected to
+ * (such an address is passed over for a while); `lost`, the connection broke or the upstream
+ * closed it (undici: "other side closed") before any answer; `none`, neither.
  */
 type Connection = 'unreachable' | 'lost' | 'none';
 
@@ -18,7 +18,7 @@ const byCode: Record<string, readonly [Exclude<UpstreamErrorKind, 'bad_status' |
   EHOSTDOWN: ['refused', 'unreachable'],
   ENETDOWN: ['refused', 'unreachable'],
   EADDRNOTAVAIL: ['refused', 'unreachable'],
-  // The name did not resolve: there is no other address to send to.
+  // The name did not resolve: there is no address to pass over.
   ENOTFOUND: ['refused', 'none'],
   EAI_AGAIN: ['refused', 'none'],
   ETIMEDOUT: ['timeout', 'unreachable'],
@@ -33,7 +33,7 @@ const byCode: Record<string, readonly [Exclude<UpstreamErrorKind, 'bad_status' |
 };
 
 /** The `code` of an error (Node's or undici's), or undefined. */
-const codeOf = (error: unknown): string | undefined => {
+export const codeOf = (error: unknown): string | undefined => {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 };

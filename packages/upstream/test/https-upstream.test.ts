@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import type { Dispatcher } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { upstreamDispatcher } from '../src/upstream-dispatcher.js';
+import { UpstreamAddresses } from '../src/upstream-addresses.js';
+import { ManualTimers } from './manual-timers.js';
 
 const name = 'backend-tls.test';
 
@@ -50,20 +50,23 @@ describe('an https upstream named by a host name', () => {
     for (const close of closing.splice(0).reverse()) await close();
   });
 
-  /** A GET of `path` from the upstream `url`, whose host name resolves to 127.0.0.1; its certificate trusted. */
-  function requestOf(url: string, ca: Buffer | undefined): (path: string, host?: string) => Promise<Dispatcher.ResponseData> {
-    const dispatcher = upstreamDispatcher({
+  /** The upstream `url`, whose host name resolves to 127.0.0.1, started; its certificate trusted. */
+  async function upstreamAt(url: string, ca: Buffer | undefined): Promise<UpstreamAddresses> {
+    const addresses = new UpstreamAddresses({
       upstream: new URL(url),
-      agent: { connections: 2, connect: { timeout: 5_000, ...(ca === undefined ? {} : { ca }) } },
+      pool: { connections: 2, connect: { timeout: 5_000, ...(ca === undefined ? {} : { ca }) } },
       resolve: async (hostname) => {
         expect(hostname).toBe(name);
         return ['127.0.0.1'];
       },
       resolveIntervalMs: 1_000,
+      skipMs: 1_000,
       log: pino({ enabled: false }),
+      timers: new ManualTimers(),
     });
-    closing.push(() => dispatcher.close());
-    return (path, host) => dispatcher.request({ origin: url, method: 'GET', path, headers: host === undefined ? {} : { host } });
+    closing.push(() => addresses.close());
+    await addresses.start();
+    return addresses;
   }
 
   async function listening<T extends Server | HttpsServer>(server: T): Promise<number> {
@@ -89,13 +92,15 @@ describe('an https upstream named by a host name', () => {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(seen));
     });
     const port = await listening(server);
-    const get = requestOf(`https://${name}:${port}`, tls.cert);
-    const answer = await get('/');
-    expect(answer.statusCode).toBe(200);
-    expect(await answer.body.json()).toEqual({ servername: name, host: `${name}:${port}`, encrypted: true } satisfies Seen);
+    const addresses = await upstreamAt(`https://${name}:${port}`, tls.cert);
+    const target = addresses.pick();
+    expect(target?.address).toBe('127.0.0.1');
+    const answer = await target?.pool.request({ method: 'GET', path: '/' });
+    expect(answer?.statusCode).toBe(200);
+    expect(await answer?.body.json()).toEqual({ servername: name, host: `${name}:${port}`, encrypted: true } satisfies Seen);
     // A Host of the caller's own (the proxy passes its client's) goes as it is, but the server name stays the upstream's.
-    const passed = await get('/', 'shop.example');
-    expect(await passed.body.json()).toEqual({ servername: name, host: 'shop.example', encrypted: true } satisfies Seen);
+    const passed = await target?.pool.request({ method: 'GET', path: '/', headers: { host: 'shop.example' } });
+    expect(await passed?.body.json()).toEqual({ servername: name, host: 'shop.example', encrypted: true } satisfies Seen);
   });
 
   it('never sends a request in clear text', async () => {
@@ -108,7 +113,8 @@ describe('an https upstream named by a host name', () => {
       });
     });
     const port = await listening(listener);
-    await expect(requestOf(`https://${name}:${port}`, undefined)('/secret')).rejects.toThrow();
+    const addresses = await upstreamAt(`https://${name}:${port}`, undefined);
+    await expect(addresses.pick()?.pool.request({ method: 'GET', path: '/secret' })).rejects.toThrow();
     expect(received.length).toBeGreaterThan(0);
     for (const chunk of received) {
       expect(chunk.toString('latin1')).not.toContain('/secret');
@@ -117,7 +123,11 @@ describe('an https upstream named by a host name', () => {
   });
 
   it('connects to port 443 when the URL gives none', async () => {
-    const failure: unknown = await requestOf(`https://${name}`, undefined)('/').catch((error: unknown) => error);
+    const addresses = await upstreamAt(`https://${name}`, undefined);
+    const failure: unknown = await addresses
+      .pick()
+      ?.pool.request({ method: 'GET', path: '/' })
+      .catch((error: unknown) => error);
     // Nothing listens on 127.0.0.1:443 here: the refusal names the address and port it tried.
     expect(failure).toMatchObject({ code: 'ECONNREFUSED', address: '127.0.0.1', port: 443 });
   });

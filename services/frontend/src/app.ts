@@ -20,6 +20,8 @@ const Health = Type.Object(
 export function createFrontendApp(options: FrontendAppOptions): App {
   const { backend } = options;
   const app = createServer({ logger: options.logger, api: { title: 'frontend', description: service.summary } });
+  // The backend's addresses are known before the server listens; they are followed until it closes.
+  app.addHook('onReady', () => backend.start());
   app.addHook('onClose', () => backend.close());
   void app.register(healthPlugin({ schema: Health, report: () => ({ status: 'healthy' as const, service: 'frontend' as const }) }));
   // Ready whenever it serves, whatever the backend's state: the backend has its own readiness, and

@@ -1,6 +1,18 @@
 import type { Readable } from 'node:stream';
 import { processRegistry, requestIdHeader } from '@svc/kit';
-import { upstreamDispatcher, upstreamErrorCounter, upstreamErrorKind, type Resolve, type UpstreamLog } from '@svc/upstream';
+import {
+  isConnectionLost,
+  isUnreachable,
+  lookupAll,
+  upstreamErrorCounter,
+  upstreamErrorKind,
+  UpstreamAddresses,
+  type Resolve,
+  type UpstreamAddress,
+  type UpstreamLog,
+  type UpstreamTimers,
+} from '@svc/upstream';
+import type { Dispatcher } from 'undici';
 import { bodyStarted, opening } from './body-start.js';
 
 /** What the frontend asks of the backend's list: its client's method and, when given, limit and after. */
@@ -30,6 +42,8 @@ export interface BackendClient {
    * ended empty); rejects with the cause of any failure before that.
    */
   fetchUsers: (request: UsersRequest) => Promise<UsersAnswer>;
+  /** Resolves the backend's host name a first time, then keeps following it; before the server listens. */
+  start: () => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -41,8 +55,10 @@ export interface BackendClientOptions {
   log: UpstreamLog;
   /** The resolver of the backend's host name; default getaddrinfo (every address). */
   resolve?: Resolve;
-  /** How old an answer for the backend's host name may grow before it is resolved again; default 1 s, as the proxy's. */
+  /** How often the backend's host name is resolved again; default 1 s, as the proxy's. */
   resolveIntervalMs?: number;
+  /** The timers of resolving again and of passing a failed address over; default Node's. */
+  timers?: UpstreamTimers;
 }
 
 const isJson = (contentType: string | undefined): contentType is string =>
@@ -55,28 +71,37 @@ const single = (value: string | string[] | undefined): string | undefined => (Ar
 class BadStatusError extends Error {}
 
 /**
+ * A connection that failed before any answer: nothing listens at the address (refused), it cannot
+ * be reached or did not connect in time, or it was reset or closed before the response began, as
+ * a kept-alive socket to a backend replica that is stopping or gone. Not a slow answer (headers
+ * timeout), nor one that began: the backend may be busy, and a retry would double its load.
+ */
+const connectionFailed = (error: unknown): boolean => isUnreachable(error) || isConnectionLost(error);
+
+/**
  * How many times one users request is sent at most. GET and HEAD are idempotent and carry no body,
- * so one whose connection failed before any response byte (refused, unreachable, reset, closed) is
- * sent again, as the proxy does (nextUpstream, in @svc/upstream: nginx's proxy_next_upstream error).
- * A replica that stops closes its idle connections, but a request written at that instant, or to a
- * socket whose close has not arrived yet, fails so: without this, 4 of 3,015 requests through the
- * frontend got the 500 during a rolling update of the backend on Docker Swarm
- * (test/containers/swarm-two-tier.test.ts). Each attempt goes to another address of the backend while
- * there is one not tried yet, else, after a lost connection, again to the last. Three attempts: a
- * backend that is really down still gets its client the 500 at once (refused) or after at most three
- * connect timeouts. Nothing is sent again once the response began, nor after a headers timeout.
+ * so one whose connection failed before any response byte is sent again (as the proxy does,
+ * services/proxy: nginx's proxy_next_upstream error). A replica that stops closes its
+ * idle connections, but a request written at that instant, or to a socket whose close has not
+ * arrived yet, fails so: without this, 4 of 3,015 requests through the frontend got the 500
+ * during a rolling update of the backend on Docker Swarm (test/containers/swarm-two-tier.test.ts).
+ * Each attempt goes to another address of the backend while there is one not tried yet, else again
+ * to the last (a new connection). Three attempts: a backend that is really down still gets its
+ * client the 500 at once (refused) or after at most three connect timeouts. Nothing is sent again
+ * once the response began, nor after a headers timeout.
  */
 export const BACKEND_ATTEMPTS = 3;
 
 /** The backend's own keep-alive timeout is 72 s: ours is shorter, so we never write to a socket it is closing. */
 const IDLE_MS = 30_000;
+/** nginx's default fail_timeout, as the proxy's: an address that failed to connect rests this long. */
+const SKIP_FAILED_MS = 10_000;
 
 /**
  * Calls the backend over keep-alive connections, following its host name as the proxy follows
- * web's (upstreamDispatcher, in @svc/upstream): resolved again once an answer is a second old, a pool
- * per address, requests in turn over every address, so that replicas added by a scale-up take their
- * share at once instead of only when kept-alive connections happen to close, and a replica that went
- * away is dropped.
+ * web's (@svc/upstream): resolved again every second, a pool per address, requests in turn over
+ * every address, so that replicas added by a scale-up take their share at once instead of only
+ * when kept-alive connections happen to close, and a replica that went away is dropped.
  * timeoutMs bounds connecting, waiting for the response headers and each pause between two body
  * chunks while the frontend wants more, never the whole response: a list streams for as long as it
  * keeps coming. No size limit either: the body is passed on as it arrives, read no faster than the
@@ -84,14 +109,9 @@ const IDLE_MS = 30_000;
  */
 export function createBackendClient(options: BackendClientOptions): BackendClient {
   const { url, timeoutMs } = options;
-  // Failures by kind in the frontend's /metrics; not those of a call its own client gave up on.
-  const countError = upstreamErrorCounter(processRegistry);
-  const counted = (error: unknown, signal: AbortSignal): void => {
-    if (!signal.aborted) countError(error instanceof BadStatusError ? 'bad_status' : upstreamErrorKind(error));
-  };
-  const backend = upstreamDispatcher({
+  const addresses = new UpstreamAddresses({
     upstream: url,
-    agent: {
+    pool: {
       connections: 64,
       connect: { timeout: timeoutMs },
       headersTimeout: timeoutMs,
@@ -99,15 +119,36 @@ export function createBackendClient(options: BackendClientOptions): BackendClien
       bodyTimeout: timeoutMs,
       keepAliveTimeout: IDLE_MS,
     },
-    resolve: options.resolve,
+    resolve: options.resolve ?? lookupAll,
     resolveIntervalMs: options.resolveIntervalMs ?? 1_000,
-    attempts: BACKEND_ATTEMPTS,
-    // Every failed attempt counts, sent again or not, as in the proxy's metrics.
-    onRetry: (error) => countError(upstreamErrorKind(error)),
+    skipMs: SKIP_FAILED_MS,
     log: options.log,
+    timers: options.timers,
   });
-  const origin = new URL(url.origin);
   const path = `${url.pathname.replace(/\/$/, '')}/api/users`;
+  // Failures by kind in the frontend's /metrics; not those of a call its own client gave up on.
+  const countError = upstreamErrorCounter(processRegistry);
+  const counted = (error: unknown, signal: AbortSignal): void => {
+    if (!signal.aborted) countError(error instanceof BadStatusError ? 'bad_status' : upstreamErrorKind(error));
+  };
+
+  /** The request until its response begins, sent again after a connection failure (see BACKEND_ATTEMPTS). */
+  const send = async (request: Dispatcher.RequestOptions & { signal: AbortSignal }): Promise<Dispatcher.ResponseData> => {
+    const tried: UpstreamAddress[] = [];
+    for (let attempt = 1; ; attempt += 1) {
+      const target = attempt === 1 ? addresses.pick() : (addresses.another(tried) ?? tried.at(-1));
+      if (target === undefined) throw addresses.noAddressError;
+      try {
+        return await target.pool.request(request);
+      } catch (error) {
+        // Every failed attempt counts, retried or not, as in the proxy's metrics.
+        counted(error, request.signal);
+        if (request.signal.aborted || attempt >= BACKEND_ATTEMPTS || !connectionFailed(error)) throw error;
+        if (isUnreachable(error)) addresses.skip(target, error);
+        if (!tried.includes(target)) tried.push(target);
+      }
+    }
+  };
 
   return {
     async fetchUsers({ method, limit, after, signal, requestId }) {
@@ -116,11 +157,8 @@ export function createBackendClient(options: BackendClientOptions): BackendClien
       if (after !== undefined) query.set('after', String(after));
       const search = query.size > 0 ? `?${query.toString()}` : '';
       const requestHeaders: Record<string, string> = { accept: 'application/json', [requestIdHeader]: requestId };
-      const options = { origin, method, path: path + search, headers: requestHeaders, signal };
-      const { statusCode, headers, body } = await backend.request(options).catch((error: unknown) => {
-        counted(error, signal);
-        throw error;
-      });
+      const options = { method, path: path + search, headers: requestHeaders, signal };
+      const { statusCode, headers, body } = await send(options);
       try {
         if (statusCode < 200 || statusCode > 299) throw new BadStatusError(`backend answered ${statusCode}: ${await opening(body)}`);
         const contentType = single(headers['content-type']);
@@ -137,6 +175,7 @@ export function createBackendClient(options: BackendClientOptions): BackendClien
         throw error;
       }
     },
-    close: () => backend.close(),
+    start: () => addresses.start(),
+    close: () => addresses.close(),
   };
 }

@@ -8,6 +8,7 @@ function unusedBackend(): BackendClient & { closed: boolean } {
   const client = {
     closed: false,
     fetchUsers: () => Promise.reject(new Error('not called')),
+    start: () => Promise.resolve(),
     close: async () => void (client.closed = true),
   };
   return client;

@@ -1,14 +1,15 @@
 import { startReplicas, type Replica } from '@svc/testing/loopback-replicas';
 import { pino } from 'pino';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '@svc/kit';
 import { createFrontendApp } from '../src/app.js';
+import { ManualTimers } from '../../../packages/upstream/test/manual-timers.js';
 import { createBackendClient } from '../src/backend-client.js';
 import { getRaw } from './support.js';
 
 // `backend` scaled to several replicas is one port at several addresses: here 127.0.0.1 to .3
 // (Linux routes all of 127.0.0.0/8 to the loopback interface), and a resolver the test answers
-// for, in place of Docker's DNS. Answers age on the test's clock (Date alone is faked).
+// for, in place of Docker's DNS. The resolve and skip timers run on the test's clock.
 const [one, two, three] = ['127.0.0.1', '127.0.0.2', '127.0.0.3'] as const;
 const RESOLVE_MS = 50;
 
@@ -20,33 +21,32 @@ const RESOLVE_MS = 50;
 describe("the frontend follows the addresses of the backend's host name", () => {
   let replicas: Replica[];
   let dns: string[];
+  let timers: ManualTimers;
   let frontend: App;
   let url: string;
 
   beforeEach(async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
     replicas = await startReplicas([one, two, three]);
     dns = [one];
+    timers = new ManualTimers();
     const backend = createBackendClient({
       url: new URL(`http://backend.test:${(replicas[0] as Replica).port}`),
       timeoutMs: 2_000,
       log: pino({ enabled: false }),
       resolve: () => Promise.resolve(dns),
       resolveIntervalMs: RESOLVE_MS,
+      timers,
     });
     frontend = createFrontendApp({ logger: false, backend });
     url = `${await frontend.listen({ port: 0, host: '127.0.0.1' })}/api/users`;
   });
   afterEach(async () => {
-    vi.useRealTimers();
     await frontend.close();
     await Promise.all(replicas.map((replica) => replica.close()));
   });
 
-  /** The answer in use grows older than RESOLVE_MS: the next request resolves the name again. */
-  function resolvedAgain(): void {
-    vi.setSystemTime(Date.now() + RESOLVE_MS + 1);
-  }
+  /** One resolve interval passes: the answer of now is in use. */
+  const resolvedAgain = (): Promise<void> => timers.advance(RESOLVE_MS);
   const served = (): number[] => replicas.map((replica) => replica.requests);
   const statuses = async (count: number): Promise<number[]> => {
     const seen: number[] = [];
@@ -58,19 +58,20 @@ describe("the frontend follows the addresses of the backend's host name", () => 
     expect(await statuses(12)).toEqual(Array<number>(12).fill(200));
     expect(served()).toEqual([12, 0, 0]);
     dns = [one, two, three];
-    resolvedAgain();
+    await resolvedAgain();
     expect(await statuses(30)).toEqual(Array<number>(30).fill(200));
     expect(served()).toEqual([22, 10, 10]);
   });
 
-  it('stops using a replica gone from the answer, and sends the requests of one that refuses to another: no failed request', async () => {
+  it('stops using a replica gone from the answer, and one that refuses is passed over: no failed request', async () => {
     dns = [one, two, three];
+    await resolvedAgain();
     // Still listed but down (stopping before DNS forgets it): its requests go to another address.
     await (replicas[2] as Replica).goDown();
     expect(await statuses(30)).toEqual(Array<number>(30).fill(200));
-    // Gone from DNS too: no request tries it.
+    // Gone from DNS too: its pool is closed, no request tries it.
     dns = [one, two];
-    resolvedAgain();
+    await resolvedAgain();
     const before = served();
     expect(await statuses(20)).toEqual(Array<number>(20).fill(200));
     expect(served().map((count, i) => count - (before[i] ?? 0))).toEqual([10, 10, 0]);
@@ -78,10 +79,10 @@ describe("the frontend follows the addresses of the backend's host name", () => 
 
   it('keeps the last addresses while the name does not resolve', async () => {
     dns = [one, two];
-    expect(await statuses(2)).toEqual([200, 200]);
+    await resolvedAgain();
     dns = [];
-    resolvedAgain();
+    await resolvedAgain();
     expect(await statuses(10)).toEqual(Array<number>(10).fill(200));
-    expect(served()).toEqual([6, 6, 0]);
+    expect(served()).toEqual([5, 5, 0]);
   });
 });

@@ -9,8 +9,7 @@ import { discardRequestBody, upstreamRequestBody } from './request-body.js';
 import { requestTarget } from './request-target.js';
 import { refusal } from './client-request.js';
 import { forwardOneAtATime } from './one-at-a-time.js';
-import { upstreamDispatcher, upstreamErrorKind, type Resolve } from '@svc/upstream';
-import { countUpstreamError } from './upstream-error.js';
+import { lookupAll, UpstreamAddresses, type Resolve } from '@svc/upstream';
 
 export interface ProxyAppOptions {
   logger: Logger | false;
@@ -22,10 +21,12 @@ export interface ProxyAppOptions {
   upstreamTimeoutMs: number;
   /** Largest request body, in bytes; default 1 MiB like nginx's client_max_body_size. */
   bodyLimit?: number;
-  /** How old an answer for the upstream's host name may grow before it is resolved again; default 1000 ms (UPSTREAM_RESOLVE_MS). */
+  /** How often the upstream's host name is resolved again; default 1000 ms (UPSTREAM_RESOLVE_MS). */
   resolveIntervalMs?: number;
   /** The resolver of the upstream's host name; default getaddrinfo (dns.lookup, every address). */
   resolve?: Resolve;
+  /** How long an address that failed to connect is passed over; default 10 s, nginx's fail_timeout. */
+  skipFailedMs?: number;
   /** Where to serve GET /metrics, apart from the forwarded port (METRICS_PORT); undefined: nowhere. */
   metrics?: { port: number; host: string } | undefined;
 }
@@ -52,9 +53,13 @@ const UPSTREAM_IDLE_MS = 60_000;
 /**
  * A replica that stopped leaves its address in the host's neighbour cache: connects to it are
  * dropped without an answer, and would hang for the whole upstream timeout before going to another
- * address.
+ * address. Not nginx.conf's 1 s: a connect that times out passes the address over for
+ * SKIP_FAILED_MS, and at 1 s a replica just started under load was passed over for that long;
+ * nginx forgets failures at each re-resolution.
  */
 const CONNECT_TIMEOUT_MS = 2_000;
+/** nginx's default fail_timeout (with max_fails=1): an address that failed to connect rests this long. */
+const SKIP_FAILED_MS = 10_000;
 
 /**
  * The reverse proxy of spec 4.4: every method and path to one upstream, bodies streamed
@@ -62,7 +67,7 @@ const CONNECT_TIMEOUT_MS = 2_000;
  * upstream kept alive, and the same JSON errors (400, 413, 502, 504) as deploy/nginx/nginx.conf.
  * Transparent: no CORS or 404/405 of its own, the upstream answers those.
  * The upstream's host name is followed as it resolves over time, requests spread over all its
- * addresses, and one that fails to connect is retried on another (see upstreamDispatcher, nextUpstream).
+ * addresses, and one that fails to connect is retried on another (see UpstreamAddresses, ResponseRelay).
  */
 export function createProxyApp(options: ProxyAppOptions): App {
   const bodyLimit = options.bodyLimit ?? MiB;
@@ -88,10 +93,10 @@ export function createProxyApp(options: ProxyAppOptions): App {
   // One request per client connection at a time, before any other hook.
   forwardOneAtATime(app);
   if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
-  const upstream = upstreamDispatcher({
+  const upstream = new UpstreamAddresses({
     upstream: options.upstream,
     // A pool per address: the Host header is the client's ($host), never the address.
-    agent: {
+    pool: {
       // One request in flight per client connection at most (forwardOneAtATime), and at most
       // MAX_CONNECTIONS of those (runService), so this never queues.
       connections: options.maxConnections,
@@ -101,12 +106,13 @@ export function createProxyApp(options: ProxyAppOptions): App {
       keepAliveTimeout: UPSTREAM_IDLE_MS,
       keepAliveMaxTimeout: UPSTREAM_IDLE_MS,
     },
-    resolve: options.resolve,
+    resolve: options.resolve ?? lookupAll,
     resolveIntervalMs: options.resolveIntervalMs ?? 1000,
-    // Every failed attempt counts, sent again or not.
-    onRetry: (error) => countUpstreamError(upstreamErrorKind(error)),
+    skipMs: options.skipFailedMs ?? SKIP_FAILED_MS,
     log: app.log,
   });
+  // The first answer is in before the server listens (a failure is logged and resolving goes on).
+  app.addHook('onReady', async () => upstream.start());
   // Runs after the server stopped taking requests; close() lets in-flight ones finish.
   app.addHook('onClose', async () => upstream.close());
 
@@ -127,7 +133,6 @@ export function createProxyApp(options: ProxyAppOptions): App {
       if (refused !== undefined) throw refused;
       const target = requestTarget(raw.url ?? '/', raw.headers.host);
       sent = {
-        origin: options.upstream,
         method: raw.method as Dispatcher.HttpMethod,
         path: target.path,
         headers: upstreamRequestHeaders(raw.headers, target.host, raw.socket.remoteAddress ?? '', request.id),

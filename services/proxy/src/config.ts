@@ -27,10 +27,10 @@ function readMetricsPort(env: Env, port: number): number | undefined {
 /**
  * UPSTREAM_URL (default http://web:3000, the spec's `web` on port 3000), UPSTREAM_TIMEOUT_MS (default 60000, nginx's
  * proxy_read_timeout; the connect takes at most 2 s of it) and UPSTREAM_RESOLVE_MS (default 1000,
- * from 100 to 3600000: how old an answer for the upstream's host name may grow before a request
- * resolves it again, as nginx's `resolver ... valid=`, so that `--scale web=3` replicas get traffic
- * and a recreated `web` is found within about that long; a failed resolution keeps the last
- * addresses; an IP address or `localhost` is never resolved). METRICS_PORT (default 9100, `off` for none): the port of the
+ * from 100 to 3600000: how often the upstream's host name is resolved again, as nginx's
+ * `resolver ... valid=`, so that `--scale web=3` replicas get traffic and a recreated `web` is
+ * found within about that long; a failed resolution keeps the last addresses; an IP address
+ * or `localhost` is never resolved). METRICS_PORT (default 9100, `off` for none): the port of the
  * proxy's own GET /metrics, apart from its PORT, every path of which is forwarded (see app.ts).
  */
 export function readConfig(env: Env): ProxyConfig {

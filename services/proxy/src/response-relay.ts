@@ -1,15 +1,28 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { answerError, HttpError } from '@svc/kit';
+import { answerError, HttpError, processRegistry } from '@svc/kit';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { upstreamErrorKind } from '@svc/upstream';
 import { clientResponseHeaders, declaredLength } from './headers.js';
 import { discardRequestBody } from './request-body.js';
-import { countUpstreamError, upstreamFailure } from './upstream-error.js';
+import {
+  isConnectionLost,
+  isUnreachable,
+  upstreamErrorCounter,
+  upstreamErrorKind,
+  type UpstreamAddress,
+  type UpstreamAddresses,
+} from '@svc/upstream';
+import { upstreamFailure } from './upstream-error.js';
 
-/** What goes to the upstream: its origin, the client's method and path, the headers set for the upstream, the body stream. */
-export type UpstreamRequest = Dispatcher.DispatchOptions & { origin: URL; body: Readable | undefined };
+/** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */
+const countUpstreamError = upstreamErrorCounter(processRegistry);
+
+/** RFC 9110's idempotent methods: sending one twice does no more than sending it once. */
+const idempotent = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+
+/** What goes to the upstream; the same object for every attempt. */
+export type UpstreamRequest = Dispatcher.DispatchOptions & { body: Readable | undefined };
 
 const relayKey = Symbol('relay');
 type RelayedResponse = ServerResponse & { [relayKey]?: ResponseRelay };
@@ -26,18 +39,31 @@ function clientClosed(this: RelayedResponse): void {
  * of declared length goes out with the end of the response: one write, none scheduled after it.
  * When the upstream fails before the response began, the client gets a JSON error (502,
  * 504, or 413 from the body limit); after that, the only honest signal is a cut connection.
- * Before that JSON error, the dispatcher has sent the request to another address when it could
- * (nextUpstream, in @svc/upstream).
+ *
+ * Before that JSON error, the request goes to another address of the upstream (nginx's
+ * `proxy_next_upstream error timeout`) when that cannot do it twice: no response byte came,
+ * no body byte was read, and either the request never went out (refused, unreachable,
+ * connect timeout, or its connection lost before it was written: any method), or it is
+ * idempotent and its connection was lost before any answer (a reset, the upstream closing).
+ * With no other address left, a lost connection is tried once more on the same one, as nginx
+ * retries what a kept-alive connection lost: the upstream may close one just as it is reused.
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
   /** undici's control of the current attempt (abort, pause, resume), given just before the request is written; undefined before. */
   private controller: Dispatcher.DispatchController | undefined;
+  private target: UpstreamAddress | undefined;
+  /** undici calls onRequestStart on a connected socket just before it writes the request: until then it was never sent. */
+  private sent = false;
+  /** An answer began upstream (a 1xx included): never sent again from here on. */
+  private answered = false;
+  /** Addresses this request failed on; only a failure allocates it. */
+  private tried: UpstreamAddress[] | undefined;
   /** Body bytes still to come when the upstream declared a Content-Length; NaN without one. */
   private remaining = NaN;
 
   constructor(
     private readonly response: ServerResponse,
-    private readonly upstream: Dispatcher,
+    private readonly upstream: UpstreamAddresses,
     private readonly request: UpstreamRequest,
     private readonly requestId: string,
     /** True once the app is closing: the client's connection then closes after this answer. */
@@ -49,8 +75,20 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     this.response.on('close', clientClosed);
   }
 
+  /** Sends the request to the next address in turn. */
   start(): void {
-    this.upstream.dispatch(this.request, this);
+    const target = this.upstream.pick();
+    if (target === undefined) {
+      countUpstreamError(upstreamErrorKind(this.upstream.noAddressError)); // e.g. the name does not resolve
+      this.fail(this.upstream.noAddressError);
+    } else this.send(target);
+  }
+
+  private send(target: UpstreamAddress): void {
+    this.target = target;
+    this.sent = false;
+    this.controller = undefined;
+    target.pool.dispatch(this.request, this);
   }
 
   /** The client's connection closed: ends the upstream request unless the response was all written. */
@@ -60,9 +98,11 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    this.sent = true;
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, upstreamHeaders: IncomingHttpHeaders): void {
+    this.answered = true;
     // Informational answers (103 Early Hints) are dropped, as nginx drops them.
     if (statusCode < 200) return;
     if (statusCode >= 500) countUpstreamError('bad_status');
@@ -87,12 +127,36 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    // The last attempt's failure (the dispatcher counts those it sent again); not the client going away, nor a body over our limit.
+    // Every failed attempt counts, retried or not; not the client going away, nor a body over our limit.
     if (!this.response.destroyed && !(error instanceof HttpError)) countUpstreamError(upstreamErrorKind(error));
     if (this.response.headersSent) this.response.destroy(error);
-    else if (!this.response.destroyed) {
-      discardRequestBody(this.response.req);
-      answerError(this.response, upstreamFailure(error), this.log);
+    else if (!this.response.destroyed && !this.retried(error)) this.fail(error);
+  }
+
+  private fail(error: unknown): void {
+    discardRequestBody(this.response.req);
+    answerError(this.response, upstreamFailure(error), this.log);
+  }
+
+  /** Sends the request to another address when that is safe (see the class); true when it did. */
+  private retried(error: Error): boolean {
+    const target = this.target;
+    if (this.answered || target === undefined) return false;
+    // A body that was read, even in part, is gone (and an errored one, e.g. over the limit, is the answer).
+    const body = this.request.body;
+    if (body !== undefined && (body.readableDidRead || body.destroyed)) return false;
+    if (!this.sent) {
+      if (isUnreachable(error)) this.upstream.skip(target, error);
+      else if (!isConnectionLost(error)) return false;
+    } else if (!(idempotent.has(this.request.method) && isConnectionLost(error))) {
+      return false;
     }
+    const tried = (this.tried ??= []);
+    tried.push(target);
+    const next =
+      this.upstream.another(tried) ?? (isConnectionLost(error) && tried.indexOf(target) === tried.length - 1 ? target : undefined);
+    if (next === undefined) return false;
+    this.send(next);
+    return true;
   }
 }

@@ -1,8 +1,5 @@
-import { HttpError, processRegistry } from '@svc/kit';
-import { upstreamErrorCounter, upstreamErrorKind } from '@svc/upstream';
-
-/** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */
-export const countUpstreamError = upstreamErrorCounter(processRegistry);
+import { HttpError } from '@svc/kit';
+import { upstreamErrorKind } from '@svc/upstream';
 
 /** The longest message of a cause kept for the log: an assertion's message quotes its source line, which a minified dependency writes as one long line. */
 const LOGGED_MESSAGE_CHARS = 300;

@@ -13,12 +13,10 @@ import {
 import { createProxyApp, type ProxyAppOptions } from '../src/app.js';
 
 // `web` scaled to several containers (replicaAddresses), with a fake DNS. How the addresses are followed is @svc/upstream's
-// (packages/upstream/test/upstream-dispatcher.test.ts); here, what the proxy does with them.
-// Answers age on the real clock: the tests wait for what the proxy did, never for a time.
+// (packages/upstream/test/upstream-addresses.test.ts); here, what the proxy does with them.
+// The resolve loop runs on real timers: the tests wait for what it did, never for a time.
 const [one, two, three, four] = replicaAddresses;
 const RESOLVE_MS = 50;
-/** Each answer starts its round robin at its first address: tests that count who answered keep one answer throughout. */
-const KEPT_MS = 60_000;
 
 describe('the proxy over the addresses of its upstream: failed requests sent to another, 502 when none answers', () => {
   let replicas: Replica[];
@@ -43,7 +41,7 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
       upstream: new URL(`http://web.test:${port}`),
       maxConnections: 64,
       upstreamTimeoutMs: 2_000,
-      resolveIntervalMs: KEPT_MS,
+      resolveIntervalMs: RESOLVE_MS,
       resolve: resolveWith(dns),
       ...options,
     });
@@ -51,7 +49,7 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
     return app.listen({ port: 0, host: '127.0.0.1' });
   }
 
-  /** Resolves once the proxy asked the DNS twice more (requests must be flowing): the answer of now is in use. */
+  /** Resolves once the proxy asked the DNS twice more: the answer of now is in use. */
   async function resolvedAgain(dns: FakeDns): Promise<void> {
     const calls = dns.calls;
     await expect.poll(() => dns.calls, { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(calls + 2);
@@ -169,6 +167,7 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
     await replica(two).goDown();
     expectBadGateway(await send(baseUrl, { path: '/' }));
     expectBadGateway(await send(baseUrl, { method: 'POST', path: '/x', body: Buffer.from('{}') }));
+    // Both are passed over now, but with none left, each is tried anyway.
     await replica(two).comeUp();
     expect(await spread(baseUrl, 3)).toEqual({ [two]: 3 });
   });
@@ -178,14 +177,14 @@ describe('the proxy over the addresses of its upstream: failed requests sent to 
     const baseUrl = await startProxy(dns);
     expectBadGateway(await send(baseUrl, { path: '/' }));
     dns.answer = [one];
-    // A failed resolution is not kept: the next request asks again.
+    await resolvedAgain(dns);
     expect(await servedBy(baseUrl)).toBe(one);
   });
 
   it('loses no GET under load while an address goes down, one comes up and one is scaled away', async () => {
     const dns: FakeDns = { answer: [one, two, three], calls: 0 };
     await replica(four).goDown(); // not started yet
-    const baseUrl = await startProxy(dns, { resolveIntervalMs: RESOLVE_MS });
+    const baseUrl = await startProxy(dns);
     const failures: string[] = [];
     let sent = 0;
     let stop = false;
