@@ -83,7 +83,8 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     const name = `${prefix}-once`;
     const listing = await docker(['run', '--rm', '--name', name, image, 'node', '-e', listModules]);
     const { modules, files } = JSON.parse(listing) as { modules: string[]; files: string[] };
-    for (const devOnly of ['typescript', 'vitest', 'tsx', 'eslint', '@types']) expect(modules).not.toContain(devOnly);
+    // Not @types: @opentelemetry/instrumentation-pg itself depends on @types/pg (the preload's tree, checked exactly below).
+    for (const devOnly of ['typescript', 'vitest', 'tsx', 'eslint']) expect(modules).not.toContain(devOnly);
     // The workspaces its package.json reaches and their packages; the database drivers only there.
     const runtime = runtimeOf(service);
     for (const driver of ['better-sqlite3', 'pg']) expect(modules.includes(driver)).toBe(runtime.packages.has(driver));
