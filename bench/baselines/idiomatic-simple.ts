@@ -11,7 +11,8 @@ import { hostname } from 'node:os';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
-import { Counter, Histogram, register } from 'prom-client';
+import { register } from 'prom-client';
+import { addRequestIdsAndMetrics } from './copier-hooks.js';
 import { Type } from 'typebox';
 
 const app = Fastify({
@@ -25,19 +26,7 @@ const app = Fastify({
 
 await app.register(cors, { origin: '*' });
 
-const labelNames = ['method', 'route', 'status_code'] as const;
-const requests = new Counter({ name: 'http_requests_total', help: 'Requests answered', labelNames });
-const durations = new Histogram({ name: 'http_request_duration_seconds', help: 'Request duration', labelNames });
-
-app.addHook('onSend', async (request, reply) => {
-  void reply.header('x-request-id', request.id);
-});
-
-app.addHook('onResponse', async (request, reply) => {
-  const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: reply.statusCode };
-  requests.inc(labels);
-  durations.observe(labels, reply.elapsedTime / 1000);
-});
+addRequestIdsAndMetrics(app);
 
 const host = hostname();
 const users = [
