@@ -1,34 +1,9 @@
-import type { Env } from '@svc/kit';
 import { serviceNames, type ServiceName } from '@svc/manifest';
 import { tracingWanted } from '@svc/telemetry/wanted';
 import { describe, expect, it } from 'vitest';
+import { variablesOfService, variablesReadBy } from './support/config-readers.js';
 import { tableWithHeader } from './support/markdown.js';
 import { readRepoFile } from './support/repo-files.js';
-
-/** Every variable `reader` reads, called with an empty environment. */
-function variablesReadBy(reader: (env: Env) => unknown): string[] {
-  const read = new Set<string>();
-  const record = (key: string | symbol): void => {
-    if (typeof key === 'string') read.add(key);
-  };
-  // Every variable is unset; looking one up (`env.X` or `'X' in env`) is what counts.
-  const recording = new Proxy<Env>(
-    {},
-    {
-      get: (_, key) => {
-        record(key);
-        return undefined;
-      },
-      has: (_, key) => {
-        record(key);
-        return false;
-      },
-    },
-  );
-  // The readers read all their variables unconditionally, so one call with nothing set sees them all.
-  reader(recording);
-  return [...read];
-}
 
 /** Variable -> the services that read it, in manifest order. */
 type Readers = Record<string, ServiceName[]>;
@@ -36,9 +11,7 @@ type Readers = Record<string, ServiceName[]>;
 async function readersFromCode(): Promise<Readers> {
   const readers: Readers = {};
   for (const service of serviceNames) {
-    // Compiled code (npm run build): each service exports its reader as @svc/<name>/config.
-    const { readConfig } = (await import(`@svc/${service}/config`)) as { readConfig: (env: Env) => unknown };
-    for (const variable of variablesReadBy(readConfig)) (readers[variable] ??= []).push(service);
+    for (const variable of await variablesOfService(service)) (readers[variable] ??= []).push(service);
   }
   return readers;
 }

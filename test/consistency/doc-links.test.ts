@@ -1,8 +1,9 @@
 import { dirname, join, normalize } from 'node:path';
+import { serviceNames } from '@svc/manifest';
 import { describe, expect, it } from 'vitest';
-import { docsPages, readRepoFile, repoFileExists } from './support/repo-files.js';
+import { docsPages, readRepoFile, repoFileExists, serviceReadmeOf } from './support/repo-files.js';
 
-const pages = ['README.md', 'bench/README.md', ...docsPages()];
+const pages = ['README.md', 'bench/README.md', ...docsPages(), ...serviceNames.map(serviceReadmeOf)];
 
 /** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens. */
 const slug = (heading: string): string =>

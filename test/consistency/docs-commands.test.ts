@@ -1,6 +1,7 @@
+import { serviceNames } from '@svc/manifest';
 import { describe, expect, it } from 'vitest';
 import { containerStageCommands, pageCommands, type CliCommand } from './support/cli-commands.js';
-import { docsPages } from './support/repo-files.js';
+import { docsPages, serviceReadmeOf } from './support/repo-files.js';
 
 const walkthrough = 'docs/getting-started.md';
 
@@ -16,7 +17,7 @@ const describeCommand = (c: CliCommand): string => `${key(c)} ${[...c.flags].sor
 describe("the documents' docker commands are the container stage's", () => {
   const stage = containerStageCommands();
 
-  it.each(['README.md', ...docsPages()])(
+  it.each(['README.md', ...docsPages(), ...serviceNames.map(serviceReadmeOf)])(
     'the stage runs every docker command of %s, with the same subcommand and at least its flags',
     (page) => {
       const notRun = pageCommands(page).filter((shown) => {

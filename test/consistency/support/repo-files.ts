@@ -19,3 +19,8 @@ export function docsPages(): string[] {
     .filter((file) => file.endsWith('.md'))
     .map((file) => `docs/${file}`);
 }
+
+/** A service's own README, by the service's name (its folder under services/). */
+export function serviceReadmeOf(service: string): string {
+  return `services/${service}/README.md`;
+}
