@@ -27,7 +27,7 @@ interface Step {
   with?: Record<string, unknown>;
 }
 interface Workflow {
-  jobs: Record<string, { 'runs-on': string; needs?: string; steps: Step[] }>;
+  jobs: Record<string, { 'runs-on': string; needs?: string; strategy?: { matrix?: Record<string, unknown[]> }; steps: Step[] }>;
 }
 
 describe('.github/workflows/ci.yml', () => {
@@ -48,13 +48,14 @@ describe('.github/workflows/ci.yml', () => {
     expect(verdict.output).toContain("Additional property 'runs_on' is not allowed");
   });
 
-  it("runs .ci/run's steps on Node 24: npm ci, lint, npm test, then the container stage, and arm64 beside it, once the tests pass", () => {
+  it("runs .ci/run's steps on Node 24 (the tests on 26 too): npm ci, lint, npm test, then the container stage, and arm64 beside it, once the tests pass", () => {
     const runs = (job: string): string[] =>
       (workflow.jobs[job]?.steps ?? []).flatMap((step) => (step.run === undefined ? [] : [step.run.trim()]));
     const nodeVersions = Object.values(workflow.jobs).map(
       (job) => job.steps.find((step) => step.uses?.startsWith('actions/setup-node@'))?.with?.['node-version'],
     );
-    expect(nodeVersions).toEqual([24, 24, 24]);
+    expect(nodeVersions).toEqual(['${{ matrix.node }}', 24, 24]);
+    expect(workflow.jobs.test?.strategy?.matrix?.node).toEqual([24, 26]);
     expect(runs('test')).toEqual(expect.arrayContaining(['npm ci --no-audit --no-fund', 'npm run lint', 'npm test']));
     // As root (sudo), as .ci/run runs it: the flood tests enter containers' network namespaces.
     expect(runs('containers')).toEqual(
@@ -68,6 +69,7 @@ describe('.github/workflows/ci.yml', () => {
     expect(workflow.jobs.arm64?.needs).toBe('test');
     for (const step of ['npm ci', 'npm run lint', 'npm test', 'npm run test:containers'])
       expect(readRepoFile('.ci/run')).toContain(`\n${step}`);
+    expect(readRepoFile('.ci/run')).toMatch(/install-node\.sh" 26[^]*\n {2}npm test\n/);
   });
 });
 
