@@ -3,7 +3,7 @@
 # run in the db container (the server's own version, over its local socket: no password needed).
 #
 #   deploy/compose/backup.sh [docker compose options] FILE
-#   deploy/compose/backup.sh -f deploy/compose/database.yml --env-file deploy/compose/example.env users.dump
+#   deploy/compose/backup.sh -f deploy/compose/compose.database.yml --env-file deploy/compose/example.env users.dump
 #
 # Consistent: pg_dump reads every table in one repeatable-read transaction, so FILE holds the
 # database as of the moment pg_dump began: every user answered 201 before then, none half-written,

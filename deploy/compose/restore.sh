@@ -2,7 +2,7 @@
 # Restore of a backup.sh dump into a compose stack's PostgreSQL, before anything else serves from it.
 #
 #   deploy/compose/restore.sh [docker compose options] FILE
-#   deploy/compose/restore.sh -p restored -f deploy/compose/database.yml --env-file deploy/compose/example.env users.dump
+#   deploy/compose/restore.sh -p restored -f deploy/compose/compose.database.yml --env-file deploy/compose/example.env users.dump
 #
 # Meant for a fresh volume (another project name, -p, or after `down -v`): starts db alone, restores
 # FILE, then starts the whole stack (up -d --wait). The services other than db must not be running:

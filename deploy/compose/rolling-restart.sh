@@ -5,7 +5,7 @@
 # rolls the new image out.
 #
 #   deploy/compose/rolling-restart.sh [docker compose options] SERVICE
-#   WEB_PORT=127.0.0.1:0 deploy/compose/rolling-restart.sh -f deploy/compose/simple.yml web
+#   WEB_PORT=127.0.0.1:0 deploy/compose/rolling-restart.sh -f deploy/compose/compose.simple.yml web
 #
 # For each container there at the start: scale up by one (--no-recreate: the others are not
 # touched), wait until the new one is healthy, then stop the old one (SIGTERM: it stops taking

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Run by the nginx image's entrypoint before nginx starts (deploy/compose/simple.yml mounts it
+# Run by the nginx image's entrypoint before nginx starts (deploy/compose/compose.simple.yml mounts it
 # into /docker-entrypoint.d/). nginx.conf's resolver is Docker's embedded DNS, 127.0.0.11, which
 # Podman lacks: its DNS (aardvark-dns) answers at the network's gateway. Each engine writes its own
 # DNS as the first nameserver of /etc/resolv.conf (Podman adds the host's after it, which cannot

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Restore of a backup.sh dump into a Swarm stack's PostgreSQL, before anything else serves from it.
 #
-#   WEB_REPLICAS=0 docker stack deploy -c deploy/swarm/database.yml restored    # db alone, fresh volume
+#   WEB_REPLICAS=0 docker stack deploy -c deploy/swarm/compose.database.yml restored    # db alone, fresh volume
 #   deploy/swarm/restore.sh restored users.dump
-#   docker stack deploy -c deploy/swarm/database.yml restored                   # web at its replicas
+#   docker stack deploy -c deploy/swarm/compose.database.yml restored                   # web at its replicas
 #
 # Meant for a fresh volume (a new stack name, or after `docker stack rm` and `docker volume rm`).
 # Every service of the stack but db must be at 0 replicas: what they wrote meanwhile would be dropped

@@ -39,8 +39,8 @@ function checkMembers(stack: StackName, file: Record<string, ComposeService>): v
   }
 }
 
-describe.each(stackNames)('deploy/compose/%s.yml agrees with the manifest', (stack) => {
-  const file = composeServices(`deploy/compose/${stack}.yml`);
+describe.each(stackNames)('deploy/compose/compose.%s.yml agrees with the manifest', (stack) => {
+  const file = composeServices(`deploy/compose/compose.${stack}.yml`);
 
   it("has exactly the stack's members and what compose adds; images, published ports and links", () => {
     checkMembers(stack, file);
@@ -69,7 +69,7 @@ describe.each(stackNames)('deploy/compose/%s.yml agrees with the manifest', (sta
   });
 });
 
-const swarmStacks = stackNames.filter((stack) => repoFileExists(`deploy/swarm/${stack}.yml`));
+const swarmStacks = stackNames.filter((stack) => repoFileExists(`deploy/swarm/compose.${stack}.yml`));
 
 /**
  * A compose health check as a swarm file must write it: `docker stack deploy` reads format 3.8 with
@@ -95,9 +95,9 @@ type SwarmService = ComposeService & {
   };
 };
 
-describe.each(swarmStacks)('deploy/swarm/%s.yml agrees with the manifest', (stack) => {
-  const swarm = composeServices(`deploy/swarm/${stack}.yml`) as Record<string, SwarmService>;
-  const compose = composeServices(`deploy/compose/${stack}.yml`) as Record<string, SwarmService>;
+describe.each(swarmStacks)('deploy/swarm/compose.%s.yml agrees with the manifest', (stack) => {
+  const swarm = composeServices(`deploy/swarm/compose.${stack}.yml`) as Record<string, SwarmService>;
+  const compose = composeServices(`deploy/compose/compose.${stack}.yml`) as Record<string, SwarmService>;
   const ours = membersOf(stack).filter((m) => m.composeImage === undefined);
 
   it("has exactly the stack's members and what compose adds; images, published ports and links", () => {
@@ -148,8 +148,8 @@ describe.each(swarmStacks)('deploy/swarm/%s.yml agrees with the manifest', (stac
 const withDefaultsOf = (value: string): string => value.replace(/\$\{\w+:-([^}]*)\}/g, '$1');
 
 const deployFiles = [
-  ...stackNames.map((stack) => `deploy/compose/${stack}.yml`),
-  ...swarmStacks.map((stack) => `deploy/swarm/${stack}.yml`),
+  ...stackNames.map((stack) => `deploy/compose/compose.${stack}.yml`),
+  ...swarmStacks.map((stack) => `deploy/swarm/compose.${stack}.yml`),
 ];
 
 describe.each(deployFiles)('%s keeps secrets out of environments', (path) => {
@@ -232,9 +232,9 @@ type HardenedService = SwarmService & {
   networks?: string[];
 };
 
-describe.each(swarmStacks)('deploy/swarm/%s.yml runs hardened as compose does, but for what swarm ignores', (stack) => {
-  const swarm = composeServices(`deploy/swarm/${stack}.yml`) as Record<string, HardenedService>;
-  const compose = composeServices(`deploy/compose/${stack}.yml`) as Record<string, HardenedService>;
+describe.each(swarmStacks)('deploy/swarm/compose.%s.yml runs hardened as compose does, but for what swarm ignores', (stack) => {
+  const swarm = composeServices(`deploy/swarm/compose.${stack}.yml`) as Record<string, HardenedService>;
+  const compose = composeServices(`deploy/compose/compose.${stack}.yml`) as Record<string, HardenedService>;
 
   it.each(Object.keys(swarm))('%s', (as) => {
     const pick = ({ read_only, cap_drop, cap_add, init, stop_grace_period }: HardenedService) => ({
@@ -256,8 +256,8 @@ describe.each(swarmStacks)('deploy/swarm/%s.yml runs hardened as compose does, b
   });
 });
 
-describe.each(stackNames)('deploy/compose/%s.yml runs hardened by default', (stack) => {
-  const file = composeServices(`deploy/compose/${stack}.yml`) as Record<string, HardenedService>;
+describe.each(stackNames)('deploy/compose/compose.%s.yml runs hardened by default', (stack) => {
+  const file = composeServices(`deploy/compose/compose.${stack}.yml`) as Record<string, HardenedService>;
   const ours = membersOf(stack).filter((m) => m.composeImage === undefined);
 
   it.each(ours.map((m) => m.as))('%s: read-only root, no capabilities or new privileges, init, a grace past its own, the limits', (as) => {

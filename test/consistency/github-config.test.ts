@@ -87,12 +87,24 @@ describe('.github/dependabot.yml', () => {
   const known = ['package-ecosystem', 'directory', 'directories', 'schedule', 'cooldown', 'groups', 'ignore', 'open-pull-requests-limit'];
   const filesIn = (directory: string): string[] => readdirSync(join(repoRoot, directory));
 
+  /**
+   * The names Dependabot's docker-compose ecosystem reads in a directory: its file fetcher keeps the files whose
+   * name matches /(docker-)?compose(-[\w]+)?(?>\.[\w-]+)?\.ya?ml/i (dependabot-core, DockerCompose::FileFetcher's
+   * FILENAME_REGEX; its earlier form lacked the "-suffix" group). JavaScript has no atomic group, and none is
+   * needed here: `[\w-]` cannot take the dot the group would have to give back. Anything else, `simple.yml` and
+   * `database.yml` among them, it never opens.
+   */
+  const composeFileName = /(docker-)?compose(-\w+)?(\.[\w-]+)?\.ya?ml/i;
+  /** Whether a compose-format file pulls an image from elsewhere (ours, sample-*, are built). */
+  const pullsAnImage = (path: string): boolean =>
+    [...readRepoFile(path).matchAll(/^\s*image:\s*(\S+)/gm)].some(([, image = '']) => !/^(sample-|!reset)/.test(image));
+
   /** What each ecosystem reads in its directory. */
   const holds: Record<string, (directory: string) => boolean> = {
     npm: (directory) => repoFileExists(join(directory, 'package-lock.json')),
     docker: (directory) => repoFileExists(join(directory, 'Dockerfile')),
     'docker-compose': (directory) =>
-      filesIn(directory).some((file) => file.endsWith('.yml') && /^services:/m.test(readRepoFile(join(directory, file)))),
+      filesIn(directory).some((file) => composeFileName.test(file) && /^services:/m.test(readRepoFile(join(directory, file)))),
     'github-actions': (directory) => repoFileExists(join(directory, '.github/workflows')),
   };
 
@@ -118,6 +130,25 @@ describe('.github/dependabot.yml', () => {
         .map((d) => `${update['package-ecosystem']}: ${d}`),
     );
     expect(missing).toEqual([]);
+  });
+
+  it("reads every compose and swarm file that pulls an image: their names match the docker-compose ecosystem's rule", () => {
+    const directories = config.updates.find((u) => u['package-ecosystem'] === 'docker-compose')?.directories ?? [];
+    const pulling = directories.flatMap((directory) =>
+      filesIn(`.${directory}`)
+        .filter((file) => /\.ya?ml$/.test(file) && pullsAnImage(join(`.${directory}`, file)))
+        .map((file) => `${directory}/${file}`),
+    );
+    expect(pulling.length).toBeGreaterThan(0);
+    expect(pulling.filter((path) => !composeFileName.test(path.split('/').pop() ?? ''))).toEqual([]);
+  });
+
+  it('and the rule refuses the names the stacks had (simple.yml, ...), so a directory of them holds nothing it reads', () => {
+    for (const name of ['compose.yaml', 'docker-compose.yml', 'compose.simple.yml', 'compose-simple.yml'])
+      expect(composeFileName.test(name), name).toBe(true);
+    for (const name of ['simple.yml', 'database.yml', 'two-tier.yml', 'dev.yml', 'podman.yml', 'kustomization.yaml'])
+      expect(composeFileName.test(name), name).toBe(false);
+    expect(holds['docker-compose']?.('./deploy/kubernetes/base/postgres')).toBe(false);
   });
 
   it('waits a week after a release before proposing it, in every ecosystem (cooldown)', () => {

@@ -159,7 +159,7 @@ const millicores = (quantity: string | number | undefined): number =>
 
 /** The spec's example limits as the swarm file gives them to web: 1 CPU, 512 MB. */
 const swarmLimits = (() => {
-  const web = composeServices('deploy/swarm/simple.yml').web as ComposeService & {
+  const web = composeServices('deploy/swarm/compose.simple.yml').web as ComposeService & {
     deploy: { resources: { limits: { cpus: string; memory: string } } };
   };
   const { cpus, memory } = web.deploy.resources.limits;
@@ -425,7 +425,7 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
   const external = isExternal(overlay);
   const withDb = hasDb(stack) && !external;
   const k8s = renderedOverlays.get(overlay) as Rendered;
-  const compose = composeServices(`deploy/compose/${stack}.yml`);
+  const compose = composeServices(`deploy/compose/compose.${stack}.yml`);
   const members: readonly StackMember[] = stacks[stack].members;
   const deployment = (as: string) => k8s.one<IDeployment>('Deployment', as);
   const portOf = (as: string): number => services[members.find((m) => m.as === as)?.service as ServiceName].port;
@@ -919,7 +919,7 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
 
   it("keeps every password out of the environment: a Secret's file, generated from the user's file or created by the user", () => {
     // compose's local example password (its secret db-password's default file), in the stacks with a database.
-    const composePasswordFile = composeSecretFiles(`deploy/compose/${stack}.yml`)['db-password'];
+    const composePasswordFile = composeSecretFiles(`deploy/compose/compose.${stack}.yml`)['db-password'];
     expect(composePasswordFile !== undefined, 'compose has the secret db-password').toBe(hasDb(stack));
     const composePassword = composePasswordFile === undefined ? undefined : secretFileValue(composePasswordFile);
     const variables: { name: string; key: string }[] = [];

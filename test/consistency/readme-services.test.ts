@@ -38,7 +38,7 @@ describe("README's stack table", () => {
       `\`${name}\``,
       [...stacks[name].members.map((m) => m.as), ...stacks[name].composeOnly],
       name === 'simple' ? '`npm start`' : `\`npm start -- ${name}\``,
-      `\`deploy/compose/${name}.yml\``,
+      `\`deploy/compose/compose.${name}.yml\``,
     ]);
     expect(rows).toEqual(expected);
   });

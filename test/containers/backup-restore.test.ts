@@ -122,7 +122,7 @@ describe.skipIf(stage.skipReason !== undefined)(
     });
 
     describe('compose database stack (PostgreSQL): deploy/compose/backup.sh, then restore.sh into another project', () => {
-      /** Compose options of a project of deploy/compose/database.yml: its own user, password file and free ports. */
+      /** Compose options of a project of deploy/compose/compose.database.yml: its own user, password file and free ports. */
       const projects: string[][] = [];
       const openProject = async (name: string, user: string): Promise<string[]> => {
         const passwordFile = join(dir, `${name}-password`);
@@ -137,7 +137,14 @@ describe.skipIf(stage.skipReason !== undefined)(
           'DB_PORT=127.0.0.1:0',
         ];
         await writeFile(envFile, `${settings.join('\n')}\n`);
-        const options = ['--env-file', envFile, '-p', `bk-${name}-${stage.runId}`, '-f', join(repoRoot, 'deploy/compose/database.yml')];
+        const options = [
+          '--env-file',
+          envFile,
+          '-p',
+          `bk-${name}-${stage.runId}`,
+          '-f',
+          join(repoRoot, 'deploy/compose/compose.database.yml'),
+        ];
         projects.push(options);
         return options;
       };
@@ -223,14 +230,14 @@ describe.skipIf(stage.skipReason !== undefined)(
       }, 600_000);
     });
 
-    describe('Swarm database stack (deploy/swarm/database.yml on a single-node swarm): deploy/swarm/backup.sh and restore.sh', () => {
+    describe('Swarm database stack (deploy/swarm/compose.database.yml on a single-node swarm): deploy/swarm/backup.sh and restore.sh', () => {
       const stacks = { source: `bksrc${stage.runId}`, restored: `bkdst${stage.runId}` };
       const secrets = { source: `bk-src-password-${stage.runId}`, restored: `bk-dst-password-${stage.runId}` };
       let leaveSwarm: (() => Promise<void>) | undefined;
 
       /** `docker stack deploy` of the file with this run's image, a free host port per replica, `replicas` of web. */
       const deploy = (which: keyof typeof stacks, user: string, replicas: number): Promise<string> =>
-        docker(['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm/database.yml'), stacks[which]], {
+        docker(['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm/compose.database.yml'), stacks[which]], {
           env: { TAG: stage.tag, DB_PASSWORD_SECRET: secrets[which], POSTGRES_USER: user, WEB_PORT: '0', WEB_REPLICAS: String(replicas) },
         });
       /** The published URLs of web's replicas once `count` run healthy and ready. */

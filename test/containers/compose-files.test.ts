@@ -69,7 +69,7 @@ const databaseHealthcheck = {
   start_interval: '1s',
 };
 
-describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose/%s.yml', (file) => {
+describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose/compose.%s.yml', (file) => {
   const expected = expectedOf(file);
   const members: readonly StackMember[] = stacks[file].members;
   // An empty env file: the files' own defaults, whatever .env lies next to them.
@@ -81,7 +81,7 @@ describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose
   afterAll(async () => {
     await rm(dirname(emptyEnv), { recursive: true, force: true });
   });
-  const composeFile = join(repoRoot, 'deploy/compose', `${file}.yml`);
+  const composeFile = join(repoRoot, 'deploy/compose', `compose.${file}.yml`);
   const config = async (): Promise<{ rendered: Rendered; warnings: string }> => {
     const { stdout, stderr } = await composeOutput(['--env-file', emptyEnv, '-f', composeFile, 'config', '--format', 'json']);
     return { rendered: JSON.parse(stdout) as Rendered, warnings: stderr };

@@ -16,7 +16,7 @@ import { healthyWithinMs, leftovers, openStack, startAndHealthy, type Stack } fr
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 
-describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/database.yml)', () => {
+describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/compose.database.yml)', () => {
   let stack: Stack;
   let url = '';
   const startStack = async (): Promise<void> => {
@@ -144,9 +144,12 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
     await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', 'WEB_PORT=127.0.0.1:0', 'DB_PORT=127.0.0.1:0', ''].join('\n'));
     const compose = async (args: string[]): Promise<string> =>
       (
-        await composeOutput(['--env-file', envFile, '-p', stack.project, '-f', join(repoRoot, 'deploy/compose/database.yml'), ...args], {
-          timeoutMs: 180_000,
-        })
+        await composeOutput(
+          ['--env-file', envFile, '-p', stack.project, '-f', join(repoRoot, 'deploy/compose/compose.database.yml'), ...args],
+          {
+            timeoutMs: 180_000,
+          },
+        )
       ).stdout;
     try {
       await compose(['up', '-d', '--wait']);

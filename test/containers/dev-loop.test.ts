@@ -156,7 +156,7 @@ describe.skipIf(stage.skipReason !== undefined)('the development loop (deploy/co
     const ours = members.filter((m) => m.composeImage === undefined).map((m) => m.as);
     const fileArgs = (root: string, development: boolean): string[] => [
       '-f',
-      join(root, 'deploy/compose', `${stack}.yml`),
+      join(root, 'deploy/compose', `compose.${stack}.yml`),
       ...(development ? ['-f', join(root, 'deploy/compose/dev.yml'), '--profile', stack] : []),
     ];
     const args = (): string[] => ['--env-file', join(scratch, `${stack}.env`), '-p', project, ...fileArgs(scratch, true)];

@@ -430,7 +430,7 @@ function simpleWithProxy(dir: string): {
 } {
   const envFile = join(dir, 'simple.env');
   const files = [
-    'deploy/compose/simple.yml',
+    'deploy/compose/compose.simple.yml',
     'test/containers/fixtures/simple.ts-proxy.yml',
     'test/containers/fixtures/flood.ts-proxy-limits.yml',
   ];

@@ -10,7 +10,7 @@ import { healthyWithinMs, leftovers, openStack, startAndHealthy, type Stack } fr
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 
-describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/simple.yml)', () => {
+describe.skipIf(stage.skipReason !== undefined)('simple stack (deploy/compose/compose.simple.yml)', () => {
   let stack: Stack;
   const urls = { web: '', proxy: '' };
   beforeAll(async () => {

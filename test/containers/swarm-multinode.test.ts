@@ -57,7 +57,7 @@ describe.skipIf(stage.skipReason !== undefined)('a swarm of three nodes (deploy/
     await writeFile(join(dir, 'password'), randomBytes(12).toString('hex'), { mode: 0o600 });
     await swarm(['secret', 'create', 'db-password', join(dir, 'password')]);
     for (const stack of ['simple', 'database']) {
-      const file = join(repoRoot, 'deploy/swarm', `${stack}.yml`);
+      const file = join(repoRoot, 'deploy/swarm', `compose.${stack}.yml`);
       await cluster.swarm(['stack', 'deploy', '--compose-file', file, stack], { env: { TAG: stage.tag } });
     }
     const wanted = { simple_web: 3, simple_proxy: 1, database_web: 2, database_db: 1 };
@@ -113,7 +113,7 @@ describe.skipIf(stage.skipReason !== undefined)('a swarm of three nodes (deploy/
     const taskBefore = await swarm(['service', 'ps', '-q', '--filter', 'desired-state=running', 'database_db']);
     const targets = Object.fromEntries(webNodes.map((node, i) => [node, `${webUrls[i]}/api/users?limit=5`]));
     const reports = await underLoad(targets, 'multi-node: PostgreSQL restarted (service update --force)', async () => {
-      // stop-first (database.yml): the old server stops before the new one opens the same volume.
+      // stop-first (compose.database.yml): the old server stops before the new one opens the same volume.
       await swarm(['service', 'update', '--force', 'database_db'], 180_000);
       const ready = async (url: string): Promise<boolean> => (await probe(`${url}/ready`)).status === 200;
       await waitFor(

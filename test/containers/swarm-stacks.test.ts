@@ -49,7 +49,7 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
     // Both stacks at once: most of the wait is the first health probe (30 s), the same for all.
     await Promise.all(
       (Object.keys(deployed) as SwarmStack[]).map((stack) =>
-        docker(['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm', `${stack}.yml`), stackName(stack)], {
+        docker(['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm', `compose.${stack}.yml`), stackName(stack)], {
           // Port 0: two replicas on one node cannot share a host port, so each gets a free one.
           env: {
             TAG: stage.tag,
@@ -137,7 +137,7 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
     }
   });
 
-  describe('variant B (deploy/swarm/database.yml) on a published replica port', () => {
+  describe('variant B (deploy/swarm/compose.database.yml) on a published replica port', () => {
     databaseContract(() => urlOf('database', 'web'));
     commonContract(() => urlOf('database', 'web'));
 
@@ -278,7 +278,7 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
     }, 600_000);
   });
 
-  describe('two-tier (deploy/swarm/two-tier.yml): the backend on a published replica port', () => {
+  describe('two-tier (deploy/swarm/compose.two-tier.yml): the backend on a published replica port', () => {
     backendContract(() => urlOf('two-tier', 'backend'));
     commonContract(() => urlOf('two-tier', 'backend'));
   });

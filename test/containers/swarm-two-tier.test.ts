@@ -22,12 +22,12 @@ async function usersServed(url: string): Promise<number> {
 }
 
 /**
- * The two-tier stack (deploy/swarm/two-tier.yml) under load on a single-node swarm: the users page's
+ * The two-tier stack (deploy/swarm/compose.two-tier.yml) under load on a single-node swarm: the users page's
  * API, frontend -> backend -> PostgreSQL, while each of our two services is updated to a new image
  * tag, rolled back, and scaled up and down. swarm-stacks.test.ts runs the contract suites on this
  * stack; this file deploys its own, so that what the operations do to it touches nothing else.
  */
-describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm under load (deploy/swarm/two-tier.yml)', () => {
+describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm under load (deploy/swarm/compose.two-tier.yml)', () => {
   const fileStarted = performance.now();
   const stack = `sw2tier${stage.runId}`;
   const service = { frontend: `${stack}_frontend`, backend: `${stack}_backend` } as const;
@@ -57,7 +57,7 @@ describe.skipIf(stage.skipReason !== undefined)('two-tier stack on Docker Swarm 
 
     const started = performance.now();
     await docker(
-      ['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm/two-tier.yml'), stack],
+      ['stack', 'deploy', '--compose-file', join(repoRoot, 'deploy/swarm/compose.two-tier.yml'), stack],
       // Port 0: two replicas on one node cannot share a host port, so each gets a free one.
       { env: { TAG: stage.tag, DB_PASSWORD_SECRET: secret, FRONTEND_PORT: '0', BACKEND_PORT: '0' } },
     );

@@ -23,7 +23,7 @@ async function hostnamesBehind(baseUrl: string, attempts: number): Promise<Set<s
   return seen;
 }
 
-describe.skipIf(stage.skipReason !== undefined)('simple stack on Docker Swarm (deploy/swarm/simple.yml)', () => {
+describe.skipIf(stage.skipReason !== undefined)('simple stack on Docker Swarm (deploy/swarm/compose.simple.yml)', () => {
   const name = `swarm${stage.runId}`;
   let initializedHere = false;
   let proxyUrl = '';
@@ -36,7 +36,7 @@ describe.skipIf(stage.skipReason !== undefined)('simple stack on Docker Swarm (d
     }
     const port = await freePort();
     proxyUrl = `http://127.0.0.1:${port}`;
-    await docker(['stack', 'deploy', '--compose-file', `${repoRoot}deploy/swarm/simple.yml`, name], {
+    await docker(['stack', 'deploy', '--compose-file', `${repoRoot}deploy/swarm/compose.simple.yml`, name], {
       env: { TAG: stage.tag, PROXY_PORT: String(port), WEB_REPLICAS: '3' },
     });
   });

@@ -10,7 +10,7 @@ import { healthyWithinMs, leftovers, openStack, startAndHealthy, type Stack } fr
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 
-describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/two-tier.yml)', () => {
+describe.skipIf(stage.skipReason !== undefined)('two-tier stack (deploy/compose/compose.two-tier.yml)', () => {
   let stack: Stack;
   const urls = { frontend: '', backend: '' };
   beforeAll(async () => {

@@ -17,14 +17,14 @@ const proxies = ['nginx', 'ts-proxy'] as const;
 type Proxy = (typeof proxies)[number];
 
 /**
- * The simple stack under load through both proxies at once (nginx, deploy/compose/simple.yml's
+ * The simple stack under load through both proxies at once (nginx, deploy/compose/compose.simple.yml's
  * `proxy`, and the TypeScript proxy image beside it): 4 client loops each, every non-2xx answer,
  * connection error and 10 s timeout counted, during each operation and 3 s after it (an address
  * a proxy still holds would fail then). Neither proxy is restarted or told anything.
  */
 describe.skipIf(stage.skipReason !== undefined)('zero downtime: scaling and restarting web under load (compose simple stack)', () => {
   const project = `zd-simple-${stage.runId}`;
-  const files = [join(repoRoot, 'deploy/compose/simple.yml'), join(repoRoot, 'test/containers/fixtures/simple.ts-proxy.yml')];
+  const files = [join(repoRoot, 'deploy/compose/compose.simple.yml'), join(repoRoot, 'test/containers/fixtures/simple.ts-proxy.yml')];
   let dir = '';
   let composeArgs: string[] = [];
   const urls: Record<Proxy, string> = { nginx: '', 'ts-proxy': '' };

@@ -121,7 +121,7 @@ up() {
   manager swarm init --advertise-addr "$addr" >/dev/null
   token=$(manager swarm join-token -q worker)
   for node in "${NODES[@]:1}"; do docker exec "$node" docker swarm join --token "$token" "$addr:2377" >/dev/null; done
-  # PostgreSQL of deploy/swarm/database.yml goes to this node only, with its volume.
+  # PostgreSQL of deploy/swarm/compose.database.yml goes to this node only, with its volume.
   manager node update --label-add db=true "$DB_NODE" >/dev/null
   say "swarm: $MANAGER (manager, $addr) and ${NODES[*]:1} (workers); $DB_NODE labelled db=true"
   load_images
@@ -137,10 +137,10 @@ Drive the swarm through the manager's API socket with this machine's client (it 
 files and configs here), or inside the manager (docker exec -it $MANAGER sh):
   swarm() { docker -H unix://$STATE_DIR/manager.sock "\$@"; }
   swarm node ls
-  TAG=$TAG swarm stack deploy -c deploy/swarm/simple.yml simple
+  TAG=$TAG swarm stack deploy -c deploy/swarm/compose.simple.yml simple
   curl http://$addr/                     # nginx on the manager, web on every node ("hostname")
   printf %s 'the password' | swarm secret create db-password -
-  TAG=$TAG swarm stack deploy -c deploy/swarm/database.yml database
+  TAG=$TAG swarm stack deploy -c deploy/swarm/compose.database.yml database
   curl http://$addr:5000/api/users       # variant B, on each node that runs a replica
   docker kill ${NODES[2]}             # a machine lost (this engine): its tasks start on the others
   docker start ${NODES[2]}            # back: its engine starts and rejoins the swarm

@@ -8,6 +8,6 @@ mount --make-rshared /
 rm -f /var/run/docker.pid /var/run/docker/containerd/containerd.pid
 set -- --cgroup-parent="${CGROUP_PARENT:?set by cluster.sh}" -H unix:///var/run/docker.sock
 # The manager also listens on a socket in a host folder, so the host's client can drive the swarm
-# (`docker -H unix://…/manager.sock stack deploy -c deploy/swarm/simple.yml`) with files from the host.
+# (`docker -H unix://…/manager.sock stack deploy -c deploy/swarm/compose.simple.yml`) with files from the host.
 [ -d /run/mn-host ] && set -- "$@" -H unix:///run/mn-host/manager.sock
 exec dockerd "$@"

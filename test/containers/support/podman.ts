@@ -106,7 +106,7 @@ export async function openPodmanStack(stack: StackName, runId: string): Promise<
   );
   const envFile = join(dir, 'stack.env');
   await writeFile(envFile, [`TAG=${tag}`, 'POSTGRES_USER=tester', `DB_PASSWORD_FILE=${passwordFile}`, ...ports, ''].join('\n'));
-  const files = [`${stack}.yml`, 'podman.yml'].flatMap((file) => ['-f', join(repoRoot, 'deploy/compose', file)]);
+  const files = [`compose.${stack}.yml`, 'podman.yml'].flatMap((file) => ['-f', join(repoRoot, 'deploy/compose', file)]);
   const run = (args: string[], timeoutMs = 180_000): Promise<string> =>
     podmanDocker(['compose', '--env-file', envFile, '-p', project, ...files, '--profile', stack, ...args], timeoutMs);
   return {

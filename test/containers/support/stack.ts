@@ -50,7 +50,9 @@ export async function openStack(stack: StackName, stage: ContainerStage): Promis
   const ports = hostPortVariables(stack).map((variable) => `${variable}=127.0.0.1:0`);
   await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `DB_PASSWORD_FILE=${passwordFile}`, ...ports, ''].join('\n'));
   const runOutput = (args: string[], timeoutMs = 180_000): Promise<{ stdout: string; stderr: string }> =>
-    composeOutput(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `${stack}.yml`), ...args], { timeoutMs });
+    composeOutput(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `compose.${stack}.yml`), ...args], {
+      timeoutMs,
+    });
   const run = async (args: string[], timeoutMs?: number): Promise<string> => (await runOutput(args, timeoutMs)).stdout;
   return {
     project,
