@@ -76,8 +76,9 @@ COPY --from=service /src/services/${SERVICE}/package.json /tmp/checked-service.j
 COPY deploy/docker/prune-tree.mjs /tmp/
 ARG TARGETARCH
 # npm also installs what a workspace takes as an optional peer when another service lists it; the
-# prune removes what the service's own production tree does not reach.
-RUN npm ci --omit=dev "--workspace=services/${SERVICE}" --workspace=packages/telemetry \
+# prune removes what the service's own production tree does not reach. No install scripts: none of
+# the runtime packages needs one, and the repository's own (scripts/own-node.cjs) is for old host Nodes.
+RUN npm ci --omit=dev --ignore-scripts "--workspace=services/${SERVICE}" --workspace=packages/telemetry \
  && node /tmp/prune-tree.mjs "${SERVICE}" packages/telemetry \
  # better-sqlite3 ships a Node-API addon per platform; keep the one for the image's platform (Node
  # names amd64 x64), which is not the platform this stage runs on in a cross build.

@@ -63,4 +63,10 @@ export default tseslint.config(
       },
     },
   },
+  {
+    // CommonJS, for the one script that must run on the old Nodes it replaces (scripts/own-node.cjs).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', __dirname: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

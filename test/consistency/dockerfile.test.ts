@@ -42,7 +42,7 @@ describe("what an image installs is its service's package.json tree", () => {
 
   it("installs the production dependencies of the SERVICE's workspace and the preload's, then removes what their trees do not reach", () => {
     expect(instructions).toMatch(
-      /RUN npm ci --omit=dev "--workspace=services\/\$\{SERVICE\}" --workspace=packages\/telemetry\s+&& node \/tmp\/prune-tree\.mjs "\$\{SERVICE\}" packages\/telemetry/,
+      /RUN npm ci --omit=dev --ignore-scripts "--workspace=services\/\$\{SERVICE\}" --workspace=packages\/telemetry\s+&& node \/tmp\/prune-tree\.mjs "\$\{SERVICE\}" packages\/telemetry/,
     );
   });
 
