@@ -489,6 +489,17 @@ describe('deploy/kubernetes/overlays', () => {
     expect(passwordSources).toBe(overlays.filter((overlay) => hasDb(stackOf(overlay)) && !isExternal(overlay)).length);
   });
 
+  it('keeps the Gateway out of the bases: a component every overlay adds, so the routes stand without it', () => {
+    const manifests = committablePaths('deploy/kubernetes').filter((path) => path.endsWith('.yaml'));
+    expect(manifests.filter((path) => /^kind: Gateway$/m.test(readRepoFile(path)))).toEqual([
+      'deploy/kubernetes/components/gateway/gateway.yaml',
+    ]);
+    for (const overlay of overlayDirs) {
+      const { components = [] } = parse(readRepoFile(`${overlaysDir}/${overlay}/kustomization.yaml`)) as { components?: string[] };
+      expect(components, overlay).toEqual(['../../components/gateway']);
+    }
+  });
+
   it('says, on every page that applies an overlay, how to create the password file in one command', () => {
     const names = [...new Set(overlays.flatMap(passwordFilesOf).map((path) => posix.basename(path)))];
     expect(names).toHaveLength(1);
