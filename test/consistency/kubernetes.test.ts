@@ -7,7 +7,7 @@
  * compared with what the other deploy files and the manifest say.
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
@@ -373,6 +373,76 @@ const renderedOverlays = new Map([...renders].map(([overlay, result]) => [overla
 const skipOverlays = [...renders.values()].some((result) => result instanceof KubectlMissing) && process.env.CI !== 'true';
 if (skipOverlays) console.warn('SKIPPED: the tests of deploy/kubernetes/overlays/*: kubectl, which renders them, is not installed.');
 
+/**
+ * The kustomizations docs/operations.md shows for deploy/kubernetes/local/<name>/ (git-ignored), each on
+ * the simple overlay: your class for the stack's Gateway, and your own Gateway for its HTTPRoute alone.
+ */
+const localKustomizations = [...readRepoFile('docs/operations.md').matchAll(/```yaml\n(# deploy\/kubernetes\/local\/[\s\S]*?)```/g)].map(
+  (m) => m[1] ?? '',
+);
+/** A kustomization's patches as JSON patch operations (the `patch:` text of each, parsed). */
+const jsonPatchesOf = (kustomization: string): { op: string; path: string; value?: unknown }[] =>
+  ((parse(kustomization) as { patches?: { patch: string }[] }).patches ?? [])
+    .map((p) => parse(p.patch) as unknown)
+    .filter((p): p is { op: string; path: string; value?: unknown }[] => Array.isArray(p))
+    .flat();
+/** Each of them on each overlay, as a user writes it (the overlay's name in place of `simple`), rendered with the password files in place. */
+const localRenders = new Map(
+  await Promise.all(
+    localKustomizations.flatMap((text, i) =>
+      overlays.map(async (overlay) => {
+        const dir = copyPath(`deploy/kubernetes/local/${overlay}-${i}`);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'kustomization.yaml'), text.replaceAll('../../overlays/simple', `../../overlays/${overlay}`));
+        const result = await kubectlKustomize(dir).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+        return [`${overlay}-${i}`, rendered(`local/${overlay}-${i}`, result)] as const;
+      }),
+    ),
+  ),
+);
+
+/**
+ * Where ingress controllers and Gateway API implementations run by default. A NetworkPolicy naming one
+ * assumes that controller (ingress-nginx's was named until it was retired).
+ */
+const controllerNamespaces = [
+  'ingress-nginx',
+  'kube-system',
+  'envoy-gateway-system',
+  'nginx-gateway',
+  'istio-system',
+  'istio-ingress',
+  'kgateway-system',
+  'kong',
+  'traefik',
+  'gateway-system',
+];
+
+/**
+ * Passwords this repository commits or once committed: compose's local example password files (the
+ * committed ones) and the literal the Kubernetes overlays generated until they read the user's file.
+ */
+const composeExamplePasswords = stackNames
+  .flatMap((stack) => Object.values(composeSecretFiles(`deploy/compose/compose.${stack}.yml`)))
+  .filter((path) => !gitIgnores(path))
+  .map((path) => secretFileValue(path).trim());
+const committedPasswords = new Set(['password', ...composeExamplePasswords]);
+/** Secret keys that hold names, not credentials: PostgreSQL's user and database, which compose writes in its files too. */
+const plainSecretKeys = new Set(['POSTGRES_USER', 'POSTGRES_DB']);
+
+/** Every string value of an object, at any depth (not its keys), with a Secret's data decoded. */
+function stringsOf(value: unknown, isSecretData = false): string[] {
+  if (typeof value === 'string') return [isSecretData ? Buffer.from(value, 'base64').toString() : value];
+  if (Array.isArray(value)) return value.flatMap((v) => stringsOf(v));
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([key, v]) =>
+      key === 'data' && (value as { kind?: string }).kind === 'Secret'
+        ? Object.values(v as Record<string, string>).flatMap((d) => stringsOf(d, true))
+        : stringsOf(v),
+    );
+  return [];
+}
+
 /** What the API would refuse as unknown fields, in every overlay that rendered: type-checked once, on first use. */
 let unknown: string[] | undefined;
 const unknownFieldsOf = (overlay: string): string[] => {
@@ -417,6 +487,29 @@ describe('deploy/kubernetes/overlays', () => {
     }
     // The overlays with a database read theirs so (the check above looked at something).
     expect(passwordSources).toBe(overlays.filter((overlay) => hasDb(stackOf(overlay)) && !isExternal(overlay)).length);
+  });
+
+  it('keeps the Gateway out of the bases: a component every overlay adds, so the routes stand without it', () => {
+    const manifests = committablePaths('deploy/kubernetes').filter((path) => path.endsWith('.yaml'));
+    expect(manifests.filter((path) => /^kind: Gateway$/m.test(readRepoFile(path)))).toEqual([
+      'deploy/kubernetes/components/gateway/gateway.yaml',
+    ]);
+    for (const overlay of overlayDirs) {
+      const { components = [] } = parse(readRepoFile(`${overlaysDir}/${overlay}/kustomization.yaml`)) as { components?: string[] };
+      expect(components, overlay).toEqual(['../../components/gateway']);
+    }
+  });
+
+  it('says, on every page that applies an overlay, how to create the password file in one command', () => {
+    const names = [...new Set(overlays.flatMap(passwordFilesOf).map((path) => posix.basename(path)))];
+    expect(names).toHaveLength(1);
+    const pages = ['README.md', ...readdirSync(repoPath('docs')).map((page) => `docs/${page}`)].filter(
+      (page) => page.endsWith('.md') && readRepoFile(page).includes('kubectl apply -k deploy/kubernetes/overlays/'),
+    );
+    expect(pages.length).toBeGreaterThan(0);
+    // Written into an overlay's directory, named as the overlays read it, by one command on one line.
+    const creates = new RegExp(`^.*> deploy/kubernetes/overlays/\\S+/${names[0]}\\b.*$`, 'm');
+    for (const page of pages) expect(creates.exec(readRepoFile(page))?.[0], page).toMatch(/openssl rand/);
   });
 });
 
@@ -715,6 +808,49 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
       ).toEqual([]);
   });
 
+  it("renders no Ingress and nothing of one ingress controller's: outside traffic comes through the Gateway API", () => {
+    expect(k8s.objects.filter((o) => /^Ingress(Class)?$/.test(o.kind)).map(keyOf)).toEqual([]);
+    // ingress-nginx's name, its annotations (nginx.ingress.kubernetes.io/...) and an Ingress's class field.
+    for (const object of k8s.objects)
+      expect(JSON.stringify(object), keyOf(object)).not.toMatch(/ingress-nginx|ingress\.kubernetes\.io|ingressClassName/i);
+  });
+
+  it("names no controller's namespace in a NetworkPolicy: other namespaces only by the label the user sets", () => {
+    const policies = k8s.all<INetworkPolicy>('NetworkPolicy');
+    expect(policies.length).toBeGreaterThan(0);
+    for (const policy of policies) {
+      const peers = [
+        ...(policy.spec?.ingress ?? []).flatMap((rule) => rule.from ?? []),
+        ...(policy.spec?.egress ?? []).flatMap((rule) => rule.to ?? []),
+      ];
+      for (const selector of peers.flatMap((peer) => (peer.namespaceSelector === undefined ? [] : [peer.namespaceSelector]))) {
+        const keys = [...Object.keys(selector.matchLabels ?? {}), ...(selector.matchExpressions ?? []).map((e) => e.key)];
+        // Kubernetes' own label on a namespace is its name: selecting by it picks one controller's.
+        expect(keys, `${keyOf(policy)}: namespaceSelector`).toEqual([gatewayNamespaceLabel]);
+      }
+      const named = stringsOf(policy).filter((value) => controllerNamespaces.includes(value));
+      expect(named, `${keyOf(policy)}: a controller's namespace`).toEqual([]);
+    }
+  });
+
+  it("renders no committed password or Secret value: every credential is the user's file, byte for byte", () => {
+    // compose's example password was read, from each stack with a database.
+    expect(composeExamplePasswords).toHaveLength(stackNames.filter(hasDb).length);
+    const userPasswords = [...passwords.values()];
+    for (const object of k8s.objects) {
+      for (const value of stringsOf(object)) {
+        expect(committedPasswords.has(value.trim()), `${keyOf(object)}: a committed password`).toBe(false);
+        expect(/:\/\/[^/@\s]*:[^/@\s]*@/.test(value), `${keyOf(object)}: a URL with a password`).toBe(false);
+      }
+    }
+    for (const secret of k8s.all<ISecret>('Secret')) {
+      // stringData is written in a file as it is: only generated data, from files git ignores.
+      expect(secret.stringData, `${keyOf(secret)}: stringData`).toBeUndefined();
+      for (const [key, value] of Object.entries(secret.data ?? {}).filter(([key]) => !plainSecretKeys.has(key)))
+        expect(userPasswords, `${keyOf(secret)}: ${key} from the user's file`).toContain(Buffer.from(value, 'base64').toString());
+    }
+  });
+
   it('admits, through NetworkPolicies, only the connections the stack makes, each on the public port, never the probe port', () => {
     const policies = k8s.all<INetworkPolicy>('NetworkPolicy');
     const workloads = [...k8s.all<IDeployment>('Deployment'), ...k8s.all<IStatefulSet>('StatefulSet')];
@@ -970,6 +1106,53 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
       POSTGRES_USER: exampleEnv.POSTGRES_USER,
       [passwordKeys[0] ?? '']: passwords.get(passwordFiles[0] ?? ''),
       POSTGRES_DB: withDefaults(db.POSTGRES_DB ?? ''),
+    });
+  });
+});
+
+describe.skipIf(skipOverlays)("deploy/kubernetes/local: docs/operations.md's own kustomizations, on each overlay", () => {
+  /** The one shown that deletes the stack's Gateway (a Gateway the cluster has), and the one that sets a class. */
+  const ownGateway = localKustomizations.findIndex((text) => text.includes('$patch: delete'));
+  const ownClass = localKustomizations.findIndex((text) => !text.includes('$patch: delete'));
+
+  it("shows two, each on the simple overlay: your class for the stack's Gateway, and your Gateway for its HTTPRoute alone", () => {
+    expect(localKustomizations).toHaveLength(2);
+    expect([ownGateway, ownClass].sort()).toEqual([0, 1]);
+    for (const text of localKustomizations) expect(text).toContain('../../overlays/simple');
+  });
+
+  describe.each(overlays)('on overlays/%s', (overlay) => {
+    const full = renderedOverlays.get(overlay) as Rendered;
+    const isGatewayItself = (o: KubeObject) => o.kind === 'Gateway' || (o.kind === 'NetworkPolicy' && o.metadata.name === 'gateway');
+
+    it("gives the stack's Gateway your class, and changes nothing else", () => {
+      const local = localRenders.get(`${overlay}-${ownClass}`) as Rendered;
+      const [change, ...more] = jsonPatchesOf(localKustomizations[ownClass] ?? '');
+      expect(more).toEqual([]);
+      expect(change).toMatchObject({ op: 'replace', path: '/spec/gatewayClassName' });
+      const gateway = local.one<IGateway>('Gateway', 'gateway');
+      expect(gateway.spec.gatewayClassName).toBe(change?.value);
+      expect(gateway.spec.gatewayClassName).not.toBe(full.one<IGateway>('Gateway', 'gateway').spec.gatewayClassName);
+      const withClass = (o: KubeObject) =>
+        o.kind === 'Gateway' ? { ...o, spec: { ...(o as IGateway & KubeObject).spec, gatewayClassName: change?.value } } : o;
+      expect(local.objects).toEqual(full.objects.map(withClass));
+    });
+
+    it('renders its HTTPRoute alone on your Gateway: no Gateway of its own, the rest as the overlay renders it', async () => {
+      const local = localRenders.get(`${overlay}-${ownGateway}`) as Rendered;
+      const [change, ...more] = jsonPatchesOf(localKustomizations[ownGateway] ?? '');
+      expect(more).toEqual([]);
+      expect(change).toMatchObject({ op: 'replace', path: '/spec/parentRefs' });
+      expect(local.objects.filter(isGatewayItself).map(keyOf)).toEqual([]);
+      const [route, ...otherRoutes] = local.all<IHTTPRoute>('HTTPRoute');
+      expect(otherRoutes).toEqual([]);
+      // Your Gateway is in another namespace, so each reference names it.
+      expect(route?.spec.parentRefs).toEqual(change?.value);
+      for (const ref of route?.spec.parentRefs ?? []) expect(ref.namespace, `${ref.name}: namespace`).toMatch(/^\S+$/);
+      await validators['gateway.networking.k8s.io/v1/HTTPRoute']?.(route as KubeObject);
+      const withRefs = (o: KubeObject) =>
+        o.kind === 'HTTPRoute' ? { ...o, spec: { ...(o as IHTTPRoute & KubeObject).spec, parentRefs: change?.value } } : o;
+      expect(local.objects).toEqual(full.objects.filter((o) => !isGatewayItself(o)).map(withRefs));
     });
   });
 });
