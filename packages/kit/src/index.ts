@@ -15,6 +15,5 @@ export type { App, ServerOptions } from './server.js';
 export { runService } from './run-service.js';
 export type { BuiltService, ServiceDefinition } from './run-service.js';
 export { requestIdHeader } from './request-id.js';
-export { indexOfName } from './flat-head.js';
-export { metricsOf, processRegistry, serveMetricsOnPort } from './metrics.js';
+export { metricsContentType, metricsOf, metricsText, processRegistry } from './metrics.js';
 export type { AppMetrics } from './metrics.js';

@@ -8,8 +8,6 @@
  * are in one registry per process, filled on the first scrape: prom-client's collector starts an
  * event-loop monitor and a GC observer that never stop, which one per app would pile up.
  */
-import { once } from 'node:events';
-import { createServer as createHttpServer, type Server } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { App } from './server.js';
@@ -97,52 +95,4 @@ export async function metricsText(metrics: AppMetrics): Promise<string> {
   if (processRegistry.getSingleMetric('process_cpu_seconds_total') === undefined) collectDefaultMetrics({ register: processRegistry });
   const [processText, appText] = await Promise.all([processRegistry.metrics(), metrics.registry.metrics()]);
   return `${processText}\n${appText}`;
-}
-
-/**
- * Serves the app's metrics on a port of their own (GET /metrics; anything else 404), opened when
- * the app listens and closed with it: for a transparent proxy, whose own port belongs to its
- * upstream. Logs the port it listens on, which `port()` also gives once the app listens; a port it
- * cannot listen on is logged as an error, and the app serves on without metrics.
- */
-export function serveMetricsOnPort(app: App, options: { port: number; host: string }): { port: () => number | undefined } {
-  const metrics = metricsOf(app);
-  const json = { 'content-type': 'application/json; charset=utf-8' };
-  const server: Server = createHttpServer((request, response) => {
-    if (request.method !== 'GET' || (request.url ?? '').split('?', 1)[0] !== '/metrics') {
-      response.writeHead(404, json).end('{"error":"Not found: only GET /metrics here"}');
-      return;
-    }
-    metricsText(metrics).then(
-      (text) => response.writeHead(200, { 'content-type': metricsContentType }).end(text),
-      (error: unknown) => {
-        app.log.error({ err: error }, 'could not collect the metrics');
-        response.writeHead(500, json).end('{"error":"Internal server error"}');
-      },
-    );
-  });
-  const port = (): number | undefined => {
-    const address = server.address();
-    return typeof address === 'object' && address !== null ? address.port : undefined;
-  };
-  app.addHook('onListen', async () => {
-    try {
-      await once(server.listen(options.port, options.host), 'listening');
-    } catch (error) {
-      // The service's own work goes on: metrics are not worth refusing its traffic for.
-      const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-      app.log.error(
-        { err: error },
-        `metrics not served: cannot listen on port ${options.port} (${reason}); the service goes on without them`,
-      );
-      return;
-    }
-    app.log.info({ metricsPort: port() }, `metrics served on port ${port()}`);
-  });
-  app.addHook('onClose', async () => {
-    if (!server.listening) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { port };
 }

@@ -1,6 +1,7 @@
 import { METHODS } from 'node:http';
-import { createServer, errorAnswer, notInDocument, serveMetricsOnPort, type App, type Logger } from '@svc/kit';
+import { createServer, errorAnswer, notInDocument, type App, type Logger } from '@svc/kit';
 import { service } from './service.js';
+import { serveMetricsOnPort } from './metrics-port.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { ResponseRelay, type UpstreamRequest } from './response-relay.js';
