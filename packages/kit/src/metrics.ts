@@ -1,16 +1,17 @@
 /**
  * Metrics with prom-client, observed in Fastify's hooks: requests by method, route template and
  * status code (a Counter and a Histogram), those in flight, what a service adds (its store's pool),
- * and the process's own (prom-client's default metrics). Routes are templates (`/api/users/:id`),
- * so the series are bounded by routes x methods x status codes.
+ * and the process's own. Route templates (`/api/users/:id`) keep the series bounded.
  *
  * Each app has its own registry, so tests build as many apps as they like. The process's metrics
  * are in one registry per process, filled on the first scrape: prom-client's collector starts an
  * event-loop monitor and a GC observer that never stop, which one per app would pile up.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { App } from './server.js';
+import { Type } from 'typebox';
+import { sendUnchecked } from './server.js';
 
 export const metricsContentType = Registry.PROMETHEUS_CONTENT_TYPE;
 
@@ -22,20 +23,27 @@ export interface AppMetrics {
   readonly registry: Registry;
 }
 
-const byApp = new WeakMap<object, AppMetrics>();
+const byApp = new WeakMap<FastifyInstance, AppMetrics>();
 
-/** A request no route took (404, 405, malformed URL) is one series, whatever its path; the scrape is not counted. */
+/** The app's metrics, made on first use, for the kit's plugins and a service that adds its own (see meterStore). */
+export function metricsOf(app: FastifyInstance): AppMetrics {
+  const metrics = byApp.get(app) ?? { registry: new Registry() };
+  byApp.set(app, metrics);
+  return metrics;
+}
+
+/** A request no route took (404, malformed URL) is one series, whatever its path; the scrape is not counted. */
 const routeOf = (request: FastifyRequest): string => (request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched'));
 const counted = (request: FastifyRequest): boolean => routeOf(request) !== '/metrics';
 
-/** Registers the app's request metrics in a registry of its own and observes them in its hooks. */
-export function attachMetrics(app: App): AppMetrics {
-  const registry = new Registry();
+/** Counts the app's requests into its registry (metricsOf), in its hooks. */
+export const countRequests = fp(async (app) => {
+  const registers = [metricsOf(app).registry];
   let inFlight = 0;
   new Gauge({
     name: 'http_requests_in_flight',
     help: 'Requests received whose response has not ended yet (a scrape does not count itself)',
-    registers: [registry],
+    registers,
     collect() {
       this.set(inFlight);
     },
@@ -45,7 +53,7 @@ export function attachMetrics(app: App): AppMetrics {
     name: 'http_requests_total',
     help: 'Requests answered, by method, route template and status code ("aborted": never finished)',
     labelNames,
-    registers: [registry],
+    registers,
   });
   const durations = new Histogram({
     name: 'http_request_duration_seconds',
@@ -53,7 +61,7 @@ export function attachMetrics(app: App): AppMetrics {
     labelNames,
     // From 1 ms: most answers here take well under 5 ms.
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
+    registers,
   });
   const labelsOf = (request: FastifyRequest, status: string) => ({ method: request.method, route: routeOf(request), status_code: status });
 
@@ -78,17 +86,7 @@ export function attachMetrics(app: App): AppMetrics {
     }
     done();
   });
-  const metrics = { registry };
-  byApp.set(app, metrics);
-  return metrics;
-}
-
-/** The app's metrics, for a service that adds its own (see poolMetrics, or prom-client with `registers`). */
-export function metricsOf(app: App): AppMetrics {
-  const metrics = byApp.get(app);
-  if (metrics === undefined) throw new Error('metricsOf: not an app made by createServer, or one made with metrics: false');
-  return metrics;
-}
+});
 
 /** The whole scrape: the process's metrics, then the app's. */
 export async function metricsText(metrics: AppMetrics): Promise<string> {
@@ -96,3 +94,20 @@ export async function metricsText(metrics: AppMetrics): Promise<string> {
   const [processText, appText] = await Promise.all([processRegistry.metrics(), metrics.registry.metrics()]);
   return `${processText}\n${appText}`;
 }
+
+const schema = {
+  summary: 'Metrics in the Prometheus text format: requests by route template and status, in flight, process, event loop',
+  tags: ['metrics'],
+  response: {
+    200: { description: 'Prometheus text format 0.0.4; not counted itself', content: { 'text/plain': { schema: Type.String() } } },
+  },
+};
+
+/** GET /metrics: the app's metrics (countRequests, a service's own) and the process's. */
+export const metricsRoute = fp(async (app) => {
+  app.get('/metrics', { schema }, async (_request, reply) => {
+    const text = await metricsText(metricsOf(app));
+    sendUnchecked(reply.type(metricsContentType), text); // text, as its content type says
+    return reply;
+  });
+});

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '@svc/testing/prometheus-text';
 import { Counter } from 'prom-client';
-import { createServer, metricsOf, processRegistry, type App } from '../src/index.js';
+import { countRequests, createServer, metricsRoute, processRegistry, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'metrics' };
 let app: App;
@@ -15,13 +15,10 @@ afterEach(async () => {
   await app.close();
 });
 
-/** An app with a few routes, listening; `prepare` runs before it listens. */
-async function build(
-  options: { serveMetrics?: boolean; metrics?: boolean } = {},
-  prepare: (built: App) => void = () => undefined,
-): Promise<string> {
-  app = createServer({ logger: false, api, ...options });
-  prepare(app);
+/** An app with a few routes and the metrics plugins, listening. */
+async function build(): Promise<string> {
+  app = createServer({ logger: false, api });
+  void app.register(countRequests).register(metricsRoute);
   app.get('/items/:id', (_request, reply) => {
     void reply.send({ ok: true });
   });
@@ -124,21 +121,5 @@ describe('GET /metrics', () => {
     const before = sampleValue(await scrape(`${baseUrl}/metrics`), name) ?? Number.NaN;
     counter.inc();
     expect(sampleValue(await scrape(`${baseUrl}/metrics`), name)).toBe(before + 1);
-  });
-
-  it('with metrics: false, counts nothing and has no /metrics, and still adds CORS and X-Request-Id', async () => {
-    const baseUrl = await build({ metrics: false }, (built) => {
-      built.get('/plain', (_request, reply) => void reply.send({ ok: true }));
-    });
-    const missing = await fetch(`${baseUrl}/metrics`);
-    expect(missing.status).toBe(404);
-    expect(missing.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(await missing.json()).toEqual({ error: 'Not found: GET /metrics' });
-    const res = await fetch(`${baseUrl}/plain`, { headers: { 'x-request-id': 'no-metrics-1' } });
-    expect(await res.json()).toEqual({ ok: true });
-    expect(res.headers.get('x-request-id')).toBe('no-metrics-1');
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    expect(app.hasPlugin('@fastify/cors')).toBe(true);
-    expect(() => metricsOf(app)).toThrow('metrics: false');
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createServer, type App } from '@svc/kit';
+import { countRequests, createServer, type App } from '@svc/kit';
 import { serveMetricsOnPort } from '../src/metrics-port.js';
 
 const api = { title: 'test', description: 'metrics port' };
@@ -12,7 +12,8 @@ afterEach(async () => {
 });
 
 it('serves the metrics on a port of their own, GET /metrics only, counting the app port', async () => {
-  app = createServer({ logger: false, api, serveMetrics: false });
+  app = createServer({ logger: false, api });
+  void app.register(countRequests);
   const metricsPort = serveMetricsOnPort(app, { port: 0, host: '127.0.0.1' });
   app.get('/items/:id', (_request, reply) => void reply.send({ ok: true }));
   const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });

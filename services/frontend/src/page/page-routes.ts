@@ -72,7 +72,7 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
     // Another build or file fails the params' check, and is answered with the kit's 404 for an unknown path, not a 400.
     app.get('/assets/:build/:file', { schema: asset, attachValidation: true }, (request, reply) => {
       const file = request.validationError === undefined ? files.assets.get(request.params.file) : undefined;
-      // As the kit answers an unknown path (its not-found handler would see a known route and say 405).
+      // As the kit's not-found handler answers an unknown path.
       if (file === undefined) void reply.code(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` });
       else sendFile(request, reply, file, assetCaching);
     });
