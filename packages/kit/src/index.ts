@@ -11,7 +11,7 @@ export { apiDocs, notInDocument } from './openapi.js';
 export type { ApiDescription } from './openapi.js';
 export { readyPlugin } from './ready.js';
 export type { ReadyCheck, ReadyOptions } from './ready.js';
-export { errorAnswer, IsoTimestamp, textAnswer } from './schemas.js';
+export { errorAnswer } from './schemas.js';
 export { answerError, createServer, sendUnchecked } from './server.js';
 export type { App, ServerOptions } from './server.js';
 export { runService } from './run-service.js';

@@ -1,11 +1,8 @@
 /**
- * Metrics with prom-client, observed in Fastify's hooks: requests by method, route template and
- * status code (a Counter and a Histogram), those in flight, what a service adds (its store's pool),
- * and the process's own. Route templates (`/api/users/:id`) keep the series bounded.
- *
- * Each app has its own registry, so tests build as many apps as they like. The process's metrics
- * are in one registry per process, filled on the first scrape: prom-client's collector starts an
- * event-loop monitor and a GC observer that never stop, which one per app would pile up.
+ * prom-client metrics observed in Fastify's hooks: requests by method, route template and status (bounded
+ * series), those in flight, a service's own, and the process's. Each app has its own registry, so tests build
+ * as many as they like; the process's metrics are one registry, filled on the first scrape: prom-client's
+ * collector starts an event-loop monitor and a GC observer that never stop, which one per app would pile up.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -19,7 +16,7 @@ export const metricsContentType = Registry.PROMETHEUS_CONTENT_TYPE;
 export const processRegistry = new Registry();
 
 export interface AppMetrics {
-  /** Where a service registers its own metrics (the `registers` option of prom-client's metrics). */
+  /** Where a service registers its own metrics (prom-client's `registers`). */
   readonly registry: Registry;
 }
 

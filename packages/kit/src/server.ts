@@ -29,16 +29,11 @@ export interface ServerOptions {
   bodyLimit?: number;
 }
 
-/** A reply as a route with any schema has it, for the few bodies its schema cannot type. */
-interface AnyReply {
-  send(payload: unknown): unknown;
-}
-
 /**
- * Sends a body the route's schema cannot type: JSON text already serialized (a static list, a
- * forwarded answer) or a file stream. The caller says, where the body is made, why it matches.
+ * Sends a body the route's schema cannot type (JSON text already serialized, a file stream), from a
+ * route with any schema; the caller says, where the body is made, why it matches.
  */
-export function sendUnchecked(reply: AnyReply, body: unknown): void {
+export function sendUnchecked(reply: { send(payload: unknown): unknown }, body: unknown): void {
   void reply.send(body);
 }
 

@@ -2,7 +2,7 @@
  * Schemas of the user routes: they type the handlers, document the routes, and (request-checks.ts)
  * are what requests are checked against. One User schema for POST and list keeps their bytes identical.
  */
-import { errorAnswer, IsoTimestamp } from '@svc/kit';
+import { errorAnswer } from '@svc/kit';
 import { Type, type Static } from 'typebox';
 import { BLANK_PATTERN, EMAIL_PATTERN, NAME_PATTERN, UNICODE_TEXT } from './text-patterns.js';
 
@@ -15,6 +15,13 @@ export const MAX_ID = 2_147_483_647;
 
 /** Most users one page holds. */
 export const MAX_PAGE_SIZE = 1000;
+
+/** An ISO 8601 timestamp in UTC with milliseconds and `Z`, as every service writes them. */
+const IsoTimestamp = Type.String({
+  description: 'ISO 8601 in UTC, with milliseconds',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
+  examples: ['2026-11-22T10:15:30.123Z'],
+});
 
 const example = { id: 1, name: 'Ada Lovelace', email: 'ada@example.com', created_at: '2026-11-22T10:15:30.123Z' };
 

@@ -1,8 +1,14 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { errorAnswer, textAnswer } from '@svc/kit';
+import { errorAnswer } from '@svc/kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { loadPageFiles, type PageFiles, type StaticFile } from './page-files.js';
+
+/** A 200 answer of text in one of `types`, documented as such: the kit's errors on the same route stay JSON. */
+const textAnswer = (description: string, types: readonly string[]) => ({
+  description,
+  content: Object.fromEntries(types.map((type) => [type, { schema: Type.String() }])),
+});
 
 /**
  * Scripts, styles, images and fetches from this origin only, nothing inline, no plugins, no
