@@ -11,16 +11,19 @@ import { freePort } from '@svc/testing/free-port';
 import { startListeningProcess } from '@svc/testing/listening-process';
 import { repoRoot } from '@svc/testing/repo-root';
 
-/** The user nobody (Debian's), whom ports below the system's unprivileged start are refused. */
-const NOBODY = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+/**
+ * Root without the one capability that binds ports below the system's unprivileged start: still root,
+ * so a checkout in a private folder (mode 0700, such as /root) stays readable, as another user's would not.
+ */
+const WITHOUT_LOW_PORTS = ['--bounding-set=-net_bind_service'];
 
 /**
  * Runs `npm start -- <stack>` without the build step (npm test has built already); `unprivileged`:
- * as nobody through setpriv when the tests run as root (CI), as the user itself otherwise.
+ * without CAP_NET_BIND_SERVICE through setpriv when the tests run as root (CI), as the user itself otherwise.
  */
 function startStack(stack: string | undefined, env: Record<string, string>, { unprivileged = false } = {}) {
   const runner = [process.execPath, '--import', 'tsx', 'scripts/start.ts', ...(stack === undefined ? [] : [stack])];
-  const [command = '', ...args] = unprivileged && process.getuid?.() === 0 ? ['setpriv', ...NOBODY, ...runner] : runner;
+  const [command = '', ...args] = unprivileged && process.getuid?.() === 0 ? ['setpriv', ...WITHOUT_LOW_PORTS, ...runner] : runner;
   const child = spawn(command, args, {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, NODE_ENV: 'production', ...env },
@@ -168,8 +171,8 @@ describe('npm start -- [stack]', () => {
     if (unprivilegedFrom <= services.proxy.port)
       context.skip(`every user may bind port ${services.proxy.port} here (ip_unprivileged_port_start ${unprivilegedFrom})`);
     if (process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status !== 0) {
-      if (process.env.CI === 'true') throw new Error('setpriv (util-linux) is needed to start the stack as nobody');
-      context.skip('setpriv (util-linux) is missing: cannot start the stack as nobody');
+      if (process.env.CI === 'true') throw new Error('setpriv (util-linux) is needed to start the stack without CAP_NET_BIND_SERVICE');
+      context.skip('setpriv (util-linux) is missing: cannot start the stack without CAP_NET_BIND_SERVICE');
     }
     const webPort = await freePort();
     const stack = startStack('simple', { SIMPLE_PORT: String(webPort) }, { unprivileged: true });
