@@ -29,7 +29,7 @@ export function metricsOf(app: FastifyInstance): AppMetrics {
   return metrics;
 }
 
-/** A request no route took (404, malformed URL) is one series, whatever its path; the scrape is not counted. */
+/** A request no route took (404, 405, malformed URL) is one series, whatever its path; the scrape is not counted. */
 const routeOf = (request: FastifyRequest): string => (request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched'));
 const counted = (request: FastifyRequest): boolean => routeOf(request) !== '/metrics';
 

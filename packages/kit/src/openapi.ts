@@ -22,7 +22,7 @@ const everyRoute = {
   400: error('Malformed request (URL, headers) or invalid parameters'),
   500: error('Unexpected failure; the details are in the log, not here'),
   503: error('The service is shutting down, overloaded, or a dependency is down; try again (Retry-After)'),
-  default: error('Any other path or method: 404'),
+  default: error('Any other path or method: 404 unknown path, 405 wrong method (with Allow)'),
 };
 const withBody = {
   413: error('Request body over the limit (1 MiB)'),

@@ -11,6 +11,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { learnAllowedMethods } from './allowed-methods.js';
 import { HttpError } from './errors.js';
 import type { Logger } from './logger.js';
 import { addOpenApi, type ApiDescription } from './openapi.js';
@@ -117,9 +118,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
 
 /**
  * A Fastify instance with what every service shares: JSON bodies only, every error answered as JSON
- * `{"error": "..."}` (before routing too), an X-Request-Id on every request and answer (request-id.ts),
- * timeouts that keep slow or idle sockets from piling up, draining on close, and an OpenAPI document
- * of every route. CORS, /docs, metrics and load shedding are plugins a service registers (index.ts).
+ * `{"error": "..."}` (before routing too; a known path's wrong method is 405 with Allow), an
+ * X-Request-Id on every request and answer (request-id.ts), timeouts that keep slow or idle sockets
+ * from piling up, draining on close, and an OpenAPI document of every route. CORS, /docs, metrics
+ * and load shedding are plugins a service registers (index.ts).
  */
 export function createServer(options: ServerOptions): App {
   let closing = false;
@@ -147,6 +149,8 @@ export function createServer(options: ServerOptions): App {
   // without a listener Node would answer 417 with an empty body before routing.
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.routing(request, response));
   closeQuietConnectionsOnClose(app);
+  // Before any route, as the document's collector: each route's methods are learned as it is added.
+  const allowedMethods = learnAllowedMethods(app);
   addOpenApi(app, options.api);
   // JSON is the only body format any service accepts; anything else is a clear 415.
   app.removeContentTypeParser('text/plain');
@@ -161,8 +165,18 @@ export function createServer(options: ServerOptions): App {
     closing = true;
     done();
   });
-  app.setNotFoundHandler((request, reply) => sendError(reply, 404, `Not found: ${request.method} ${request.url.split('?', 1)[0]}`));
+  /** A request no route takes: 405 with Allow on a path that takes other methods, 404 elsewhere. */
+  const answerUnrouted = (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const allowed = allowedMethods(path);
+    if (allowed.length === 0) return sendError(reply, 404, `Not found: ${request.method} ${path}`);
+    return sendError(reply.header('allow', allowed.join(', ')), 405, `Method ${request.method} is not allowed on ${path}`);
+  };
+  app.setNotFoundHandler(answerUnrouted);
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // Fastify refuses a QUERY without a Content-Type before the not-found handler runs: where no
+    // route takes it, it gets the answer of any other method a path does not take.
+    if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE' && request.is404) return answerUnrouted(request, reply);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') drainTooLargeBody(request, reply, bodyLimit);
     const { status, message } = answerFor(error, request.log, request);
     return sendError(reply, status, message);

@@ -119,11 +119,25 @@ describe('createServer', () => {
     expect(res.json()).toEqual({ error: 'Invalid request: params/id must be integer' });
   });
 
-  it('answers 404 JSON to a method a path does not take, as to an unknown path', async () => {
-    const wrongMethod = await build().inject({ method: 'PUT', url: '/items/7' });
-    expect([wrongMethod.statusCode, wrongMethod.json()]).toEqual([404, { error: 'Not found: PUT /items/7' }]);
+  it('answers 405 JSON with Allow on a parametric path, OPTIONS included (the preflight), and 404 elsewhere', async () => {
+    const wrongMethod = await build().inject({ method: 'PUT', url: '/items/7?x=1' });
+    expect([wrongMethod.statusCode, wrongMethod.json()]).toEqual([405, { error: 'Method PUT is not allowed on /items/7' }]);
+    expect(wrongMethod.headers.allow).toBe('GET, HEAD, OPTIONS');
+    const postOnly = await app.inject({ method: 'GET', url: '/echo' });
+    expect([postOnly.statusCode, postOnly.headers.allow]).toEqual([405, 'OPTIONS, POST']);
     const unknown = await app.inject({ method: 'GET', url: '/nothing?x=1' });
-    expect([unknown.statusCode, unknown.json()]).toEqual([404, { error: 'Not found: GET /nothing' }]);
+    expect([unknown.statusCode, unknown.headers.allow, unknown.json()]).toEqual([404, undefined, { error: 'Not found: GET /nothing' }]);
+  });
+
+  it('answers a QUERY without a Content-Type as any method a path does not take: 405 with Allow, or 404', async () => {
+    const known = await build().inject({ method: 'QUERY', url: '/items/7' });
+    expect([known.statusCode, known.headers.allow, known.json()]).toEqual([
+      405,
+      'GET, HEAD, OPTIONS',
+      { error: 'Method QUERY is not allowed on /items/7' },
+    ]);
+    const unknown = await app.inject({ method: 'QUERY', url: '/nothing' });
+    expect([unknown.statusCode, unknown.json()]).toEqual([404, { error: 'Not found: QUERY /nothing' }]);
   });
 
   it('serves the /docs page (@fastify/swagger-ui) from local files, under a content security policy, errors as JSON', async () => {
@@ -195,7 +209,7 @@ describe('createServer', () => {
     }
   });
 
-  it('has no CORS without the cors plugin, as a transparent proxy composes it: OPTIONS is then a 404', async () => {
+  it('has no CORS without the cors plugin, as a transparent proxy composes it: OPTIONS is then a wrong method', async () => {
     app = createServer({ logger: false, api });
     app.get('/x', (_request, reply) => {
       void reply.send({ ok: true });
@@ -203,7 +217,7 @@ describe('createServer', () => {
     const baseUrl = await listen();
     expect((await fetch(`${baseUrl}/x`)).headers.get('access-control-allow-origin')).toBeNull();
     const options = await fetch(`${baseUrl}/x`, { method: 'OPTIONS', headers: { 'access-control-request-method': 'GET' } });
-    expect(options.status).toBe(404);
+    expect([options.status, options.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
     expect(options.headers.get('access-control-allow-origin')).toBeNull();
   });
 

@@ -23,11 +23,11 @@ describe('variant C backend app (in-process, fake store)', () => {
     await app.close();
   });
 
-  it('lists without ever creating: POST is 404 and does not reach the store', async () => {
+  it('lists without ever creating: POST is 405 and does not reach the store', async () => {
     const app = createBackendApp({ logger: false, store: fakeStore({ page: async () => [] }) });
     expect((await app.inject({ method: 'GET', url: '/api/users' })).body).toBe('[]');
     const res = await app.inject({ method: 'POST', url: '/api/users', payload: { name: 'A', email: 'a@b.c' } });
-    expect(res.statusCode).toBe(404);
+    expect(res.statusCode).toBe(405);
     await app.close();
   });
 });

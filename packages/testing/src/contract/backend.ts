@@ -23,14 +23,15 @@ export function backendContract(baseUrl: () => string, expected: BackendExpectat
     if (expected.users !== undefined) expect(users).toEqual(expected.users);
   });
 
-  it('offers no create operation: POST /api/users answers 404 JSON', async () => {
+  it('offers no create operation: POST /api/users answers 405 JSON with Allow', async () => {
     const res = await documentedFetch(`${baseUrl()}/api/users`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'A', email: 'a@b.c' }),
     });
-    expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: 'Not found: POST /api/users' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
+    expect(await res.json()).toEqual({ error: 'Method POST is not allowed on /api/users' });
   });
 
   if (expected.ensureUsers !== undefined) paginationContract(baseUrl, expected.ensureUsers);

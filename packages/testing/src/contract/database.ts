@@ -153,9 +153,11 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
     expect(users.filter((u) => u.email === email)).toHaveLength(1);
   });
 
-  it('PUT /api/users answers 404 JSON: no route takes it', async () => {
+  it('PUT /api/users answers 405 JSON with Allow', async () => {
     const res = await documentedFetch(`${baseUrl()}/api/users`, { method: 'PUT' });
-    expect([res.status, await res.json()]).toEqual([404, { error: 'Not found: PUT /api/users' }]);
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS, POST');
+    expect(await res.json()).toEqual({ error: 'Method PUT is not allowed on /api/users' });
   });
 
   it('a browser from another origin may POST JSON: the preflight grants the method and content-type', async () => {

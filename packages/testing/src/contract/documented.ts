@@ -57,12 +57,12 @@ export async function expectDocumented(method: string, url: string, res: Respons
   const document = await documentOf(origin);
   const { item, operation } = find(document, method, pathname);
   const status = String(res.status);
-  // A documented operation lists each of its statuses. An unknown path or method is the kit's 404,
-  // the `default` error every operation documents.
+  // A documented operation lists each of its statuses. An unknown path or method is the kit's 404
+  // or 405, the `default` error every operation documents.
   const response =
     operation !== undefined
       ? operation.responses[status]
-      : res.status === 404
+      : [404, 405].includes(res.status)
         ? Object.values(item ?? Object.values(document.paths)[0] ?? {})[0]?.responses.default
         : undefined;
   expect(response, `${method} ${pathname} answered ${status}, which its document does not list`).toBeDefined();
