@@ -56,8 +56,8 @@ describe("what an image installs is its service's package.json tree", () => {
 
   it.each(serviceNames)('%s lists @fastify/swagger-ui exactly when it serves the API document, and never pino-pretty', (service) => {
     const { dependencies = {} } = manifestOf(`services/${service}`);
-    const servesNoDocument = /\bserveApiDocument:\s*false\b/.test(readRepoFile(`services/${service}/src/app.ts`));
-    expect('@fastify/swagger-ui' in dependencies).toBe(!servesNoDocument);
+    const servesDocument = /\.register\(apiDocs\)/.test(readRepoFile(`services/${service}/src/app.ts`));
+    expect('@fastify/swagger-ui' in dependencies).toBe(servesDocument);
     expect(dependencies).not.toHaveProperty('pino-pretty');
   });
 });

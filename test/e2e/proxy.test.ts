@@ -64,7 +64,7 @@ describe('variant A behind the TypeScript proxy', () => {
     await web?.stop();
   });
 
-  // Variant A's own 404, 405 and CORS answers arrive unchanged: the proxy adds nothing.
+  // Variant A's own 404 and CORS answers arrive unchanged: the proxy adds nothing.
   simpleContract(() => proxy.baseUrl, { environment: 'production' });
   commonContract(() => proxy.baseUrl);
 });

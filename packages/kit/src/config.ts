@@ -1,7 +1,6 @@
 /**
- * Configuration from the environment, checked once at start-up.
- * Every reader throws a ConfigError whose message names the variable and what is wrong,
- * so the entry point can print one line and exit 1 instead of failing later.
+ * Configuration from the environment, checked once at start-up: every reader throws a ConfigError
+ * naming the variable and what is wrong, which the entry point prints as one line before exiting 1.
  */
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -12,26 +11,25 @@ export class ConfigError extends Error {
 /** The value, or undefined when the variable is unset or blank. */
 function raw(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
-  return value === undefined || value === '' ? undefined : value;
+  return value === '' ? undefined : value;
 }
 
 export function readString(env: Env, name: string, fallback: string): string {
   return raw(env, name) ?? fallback;
 }
 
-export function readChoice(env: Env, name: string, fallback: string, choices: readonly string[]): string {
+export function readChoice<Choice extends string>(env: Env, name: string, fallback: Choice, choices: readonly Choice[]): Choice {
   const value = raw(env, name) ?? fallback;
-  if (!choices.includes(value)) throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${value}"`);
-  return value;
+  if (!choices.includes(value as Choice)) throw new ConfigError(`${name} must be one of ${choices.join(', ')}, got "${value}"`);
+  return value as Choice;
 }
 
 export function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
   const value = raw(env, name);
   if (value === undefined) return fallback;
   const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
+  if (!Number.isSafeInteger(n) || n < min || n > max)
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${value}"`);
-  }
   return n;
 }
 
@@ -40,14 +38,10 @@ export function readPort(env: Env, name: string, fallback: number): number {
 }
 
 function parseUrl(name: string, value: string, protocols: readonly string[]): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    // A URL may carry a password before its '@' (DATABASE_URL): never quote that part.
-    const shown = value.includes('@') ? `...${value.slice(value.lastIndexOf('@'))}` : value;
-    throw new ConfigError(`${name} must be a URL, got "${shown}"`);
-  }
+  // A URL may carry a password before its '@' (DATABASE_URL): never quote that part.
+  const shown = value.includes('@') ? `...${value.slice(value.lastIndexOf('@'))}` : value;
+  const url = URL.parse(value);
+  if (url === null) throw new ConfigError(`${name} must be a URL, got "${shown}"`);
   if (!protocols.includes(url.protocol)) {
     throw new ConfigError(`${name} must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got "${url.protocol}//..."`);
   }
@@ -63,6 +57,8 @@ export function readOptionalUrl(env: Env, name: string, protocols: readonly stri
   const value = raw(env, name);
   return value === undefined ? undefined : parseUrl(name, value, protocols);
 }
+
+export type LogFormat = 'auto' | 'json' | 'pretty';
 
 /** What every service reads: where to listen, the run mode and where logs go. */
 export interface ServiceConfig {
@@ -81,14 +77,9 @@ export interface ServiceConfig {
   maxConnections: number;
 }
 
-export type LogFormat = 'auto' | 'json' | 'pretty';
-const logFormats: readonly LogFormat[] = ['auto', 'json', 'pretty'];
-
-const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
 /** What the kit needs to know of a service: its own src/service.ts, which the manifest lists. */
 export interface ServiceIdentity {
-  /** Short name, used in logs and as the log file's name. */
+  /** Short name, in logs and as the log file's name. */
   readonly name: string;
   /** One line on what it does (README table, OpenAPI description). */
   readonly summary: string;
@@ -103,15 +94,14 @@ export interface ServiceIdentity {
 /** The variables every service reads (PORT, HOST, the run mode, LOG_DIR, LOG_LEVEL, LOG_FORMAT, MAX_CONNECTIONS). */
 export function readServiceConfig(env: Env, service: Pick<ServiceIdentity, 'port' | 'modeVariables'>): ServiceConfig {
   const mode = service.modeVariables.map((name) => raw(env, name)).find((v) => v !== undefined) ?? 'development';
-  const port = readPort(env, 'PORT', service.port);
   return {
-    port,
+    port: readPort(env, 'PORT', service.port),
     host: readString(env, 'HOST', '0.0.0.0'),
     mode,
     production: mode === 'production',
     logDir: raw(env, 'LOG_DIR'),
-    logLevel: readChoice(env, 'LOG_LEVEL', 'info', logLevels),
-    logFormat: readChoice(env, 'LOG_FORMAT', 'auto', logFormats) as LogFormat,
+    logLevel: readChoice(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    logFormat: readChoice<LogFormat>(env, 'LOG_FORMAT', 'auto', ['auto', 'json', 'pretty']),
     // A bound on what a flood of connections can cost in memory (docs/floods.md).
     maxConnections: readInt(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
   };

@@ -8,30 +8,24 @@ export interface HealthOptions<Report extends TObject> {
   schema: Report;
   /** What the service reports; always answered 200 while the process serves (spec 2.3). */
   report: () => Static<Report> | Promise<Static<Report>>;
-  /** The report carries a number that changes on every request: see stringifyWithJson. */
+  /**
+   * The report has a number new on every request (variant A's uptime): written by JSON.stringify, as
+   * fast-json-stringify's `'' + n` kept each such string in V8's number cache, promoted to the old generation.
+   */
   changesEveryRequest?: boolean;
 }
-
-/**
- * A route serializer for answers with a number that is new on every request (variant A's uptime):
- * fast-json-stringify writes numbers as `'' + n`, which V8 keeps in its number-to-string cache, so
- * each request promoted a string to the old generation; JSON.stringify does not. The schema still
- * types and documents the route.
- */
-const stringifyWithJson = (): ((data: unknown) => string) => JSON.stringify;
 
 /** GET /health, registered by every service with what it reports. */
 export function healthPlugin<Report extends TObject>(options: HealthOptions<Report>): FastifyPluginCallbackTypebox {
   return (typed, _options, done) => {
-    // TypeScript cannot follow the generic schema into the reply's type: the report is typed by the
-    // options instead, and the route is added through the untyped instance.
+    // TypeScript cannot follow the generic schema into the reply's type: the options type the report instead.
     const app = typed as unknown as FastifyInstance;
     const schema: FastifySchema = { summary: 'Health report', tags: ['health'], response: { 200: options.schema } };
     const route = {
       schema,
       // Liveness: a process that answers is alive, however loaded; /ready is shed with the rest.
       config: servedUnderPressure,
-      ...(options.changesEveryRequest === true ? { serializerCompiler: stringifyWithJson } : {}),
+      ...(options.changesEveryRequest === true && { serializerCompiler: () => JSON.stringify }),
     };
     // Not async when the report is not: a promise per request is work a plain route need not do.
     app.get('/health', route, (_request, reply) => {

@@ -2,14 +2,12 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Closes, when the app starts closing, every connection with no request in flight. Node counts a
- * connection that has sent part of its next request's head as active, so closeIdleConnections()
- * (Fastify's `forceCloseConnections: 'idle'`) leaves it open, and close() stops the timer that would
- * have ended it: one such client kept close() waiting forever. In-flight requests still finish.
+ * Closes, when the app starts closing, every connection with no request in flight. Node counts one that
+ * sent part of a head as active, so `forceCloseConnections: 'idle'` leaves it open, and close() stops the
+ * timer that would have ended it: one such client kept close() waiting forever.
  */
 export function closeQuietConnectionsOnClose(app: FastifyInstance): void {
-  /** Each open connection's requests in flight. */
-  const inFlight = new Map<Socket, number>();
+  const inFlight = new Map<Socket, number>(); // each open connection's requests in flight
   app.server.on('connection', (socket: Socket) => {
     inFlight.set(socket, 0);
     socket.once('close', () => inFlight.delete(socket));

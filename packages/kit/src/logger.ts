@@ -7,18 +7,15 @@ import { ConfigError, type LogFormat } from './config.js';
 
 export type { Logger };
 
-/**
- * pino-pretty, an optional peer of the kit that only development installs (the images log JSON):
- * loaded only when readable lines are wanted, undefined where it is not installed.
- */
+/** pino-pretty, an optional peer only development installs (the images log JSON); undefined where it is not installed. */
 function loadPretty(): typeof PinoPretty | undefined {
   const require = createRequire(import.meta.url);
   try {
-    require.resolve('pino-pretty');
-  } catch {
-    return undefined;
+    return require('pino-pretty') as typeof PinoPretty;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return undefined;
+    throw error;
   }
-  return require('pino-pretty') as typeof PinoPretty;
 }
 
 export interface LoggerOptions {
@@ -26,11 +23,7 @@ export interface LoggerOptions {
   name: string;
   /** JSON lines in production; see `format`. */
   production: boolean;
-  /**
-   * `auto` (default): readable lines in development when stdout is a terminal, JSON lines
-   * otherwise, so that a process reading the output (the stack runner, a log collector) gets JSON.
-   * Readable lines need pino-pretty (development only): `pretty` without it throws a ConfigError.
-   */
+  /** `auto` (default): readable lines in development at a terminal, else JSON for whatever reads the output. */
   format?: LogFormat;
   logDir?: string | undefined;
   /** Size at which the file in logDir is rotated (openCappedFile); LOG_FILE_MAX_BYTES when unset. */
@@ -42,23 +35,15 @@ export interface LoggerOptions {
 const LOG_FILE_MAX_BYTES = 10 * 1024 * 1024;
 
 /**
- * Appends lines to `path`, bounded: once the file reaches maxBytes it is renamed `<path>.1`, replacing
- * the one before, and a new file starts. Replicas sharing a volume append to one file; each rotates
- * it when its own count says so, unless another has already, so the files stay bounded there too.
- * Hand-written: pino-roll writes numbered files and rolls on its own writes alone, not a file replicas share.
+ * Appends lines to `path`, renamed `<path>.1` once it reaches maxBytes, so that replicas sharing a
+ * volume keep one bounded file. Hand-written: pino-roll writes numbered files and rolls on its own writes alone.
  */
 export function openCappedFile(path: string, maxBytes: number): DestinationStream {
   let fd = openSync(path, 'a');
   let size = fstatSync(fd).size;
   const rotate = (): void => {
-    const ours = fstatSync(fd);
-    let current: number | undefined;
-    try {
-      current = statSync(path).ino;
-    } catch {
-      // Renamed by another process that has not opened the new file yet.
-    }
-    if (current === ours.ino) {
+    // Another replica may have renamed it already (a new inode, or none yet): then its new file is ours too.
+    if (statSync(path, { throwIfNoEntry: false })?.ino === fstatSync(fd).ino) {
       try {
         renameSync(path, `${path}.1`);
       } catch {
@@ -79,9 +64,8 @@ export function openCappedFile(path: string, maxBytes: number): DestinationStrea
 }
 
 /**
- * A pino logger writing to stdout and, when logDir is set, appending the same JSON lines
- * to a file there, rotated at logFileMaxBytes. Streams are synchronous in the main thread: no
- * worker threads to flush on exit, and the log survives a crash up to the last line.
+ * A pino logger writing to stdout and, with logDir, the same JSON lines to a capped file there. Streams are
+ * synchronous in the main thread: no worker to flush on exit, and the log survives a crash up to its last line.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const format = options.format ?? 'auto';

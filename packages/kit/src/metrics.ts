@@ -1,18 +1,14 @@
 /**
- * Metrics with prom-client, observed in Fastify's hooks: requests by method, route template and
- * status code (a Counter and a Histogram), those in flight, what a service adds (its store's pool),
- * and the process's own (prom-client's default metrics). Routes are templates (`/api/users/:id`),
- * so the series are bounded by routes x methods x status codes.
- *
- * Each app has its own registry, so tests build as many apps as they like. The process's metrics
- * are in one registry per process, filled on the first scrape: prom-client's collector starts an
- * event-loop monitor and a GC observer that never stop, which one per app would pile up.
+ * prom-client metrics observed in Fastify's hooks: requests by method, route template and status (bounded
+ * series), those in flight, a service's own, and the process's. Each app has its own registry, so tests build
+ * as many as they like; the process's metrics are one registry, filled on the first scrape: prom-client's
+ * collector starts an event-loop monitor and a GC observer that never stop, which one per app would pile up.
  */
-import { once } from 'node:events';
-import { createServer as createHttpServer, type Server } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { App } from './server.js';
+import { Type } from 'typebox';
+import { sendUnchecked } from './server.js';
 
 export const metricsContentType = Registry.PROMETHEUS_CONTENT_TYPE;
 
@@ -20,24 +16,31 @@ export const metricsContentType = Registry.PROMETHEUS_CONTENT_TYPE;
 export const processRegistry = new Registry();
 
 export interface AppMetrics {
-  /** Where a service registers its own metrics (the `registers` option of prom-client's metrics). */
+  /** Where a service registers its own metrics (prom-client's `registers`). */
   readonly registry: Registry;
 }
 
-const byApp = new WeakMap<object, AppMetrics>();
+const byApp = new WeakMap<FastifyInstance, AppMetrics>();
+
+/** The app's metrics, made on first use, for the kit's plugins and a service that adds its own (see meterStore). */
+export function metricsOf(app: FastifyInstance): AppMetrics {
+  const metrics = byApp.get(app) ?? { registry: new Registry() };
+  byApp.set(app, metrics);
+  return metrics;
+}
 
 /** A request no route took (404, 405, malformed URL) is one series, whatever its path; the scrape is not counted. */
 const routeOf = (request: FastifyRequest): string => (request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched'));
 const counted = (request: FastifyRequest): boolean => routeOf(request) !== '/metrics';
 
-/** Registers the app's request metrics in a registry of its own and observes them in its hooks. */
-export function attachMetrics(app: App): AppMetrics {
-  const registry = new Registry();
+/** Counts the app's requests into its registry (metricsOf), in its hooks. */
+export const countRequests = fp(async (app) => {
+  const registers = [metricsOf(app).registry];
   let inFlight = 0;
   new Gauge({
     name: 'http_requests_in_flight',
     help: 'Requests received whose response has not ended yet (a scrape does not count itself)',
-    registers: [registry],
+    registers,
     collect() {
       this.set(inFlight);
     },
@@ -47,7 +50,7 @@ export function attachMetrics(app: App): AppMetrics {
     name: 'http_requests_total',
     help: 'Requests answered, by method, route template and status code ("aborted": never finished)',
     labelNames,
-    registers: [registry],
+    registers,
   });
   const durations = new Histogram({
     name: 'http_request_duration_seconds',
@@ -55,7 +58,7 @@ export function attachMetrics(app: App): AppMetrics {
     labelNames,
     // From 1 ms: most answers here take well under 5 ms.
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
+    registers,
   });
   const labelsOf = (request: FastifyRequest, status: string) => ({ method: request.method, route: routeOf(request), status_code: status });
 
@@ -80,17 +83,7 @@ export function attachMetrics(app: App): AppMetrics {
     }
     done();
   });
-  const metrics = { registry };
-  byApp.set(app, metrics);
-  return metrics;
-}
-
-/** The app's metrics, for a service that adds its own (see poolMetrics, or prom-client with `registers`). */
-export function metricsOf(app: App): AppMetrics {
-  const metrics = byApp.get(app);
-  if (metrics === undefined) throw new Error('metricsOf: not an app made by createServer, or one made with metrics: false');
-  return metrics;
-}
+});
 
 /** The whole scrape: the process's metrics, then the app's. */
 export async function metricsText(metrics: AppMetrics): Promise<string> {
@@ -99,50 +92,19 @@ export async function metricsText(metrics: AppMetrics): Promise<string> {
   return `${processText}\n${appText}`;
 }
 
-/**
- * Serves the app's metrics on a port of their own (GET /metrics; anything else 404), opened when
- * the app listens and closed with it: for a transparent proxy, whose own port belongs to its
- * upstream. Logs the port it listens on, which `port()` also gives once the app listens; a port it
- * cannot listen on is logged as an error, and the app serves on without metrics.
- */
-export function serveMetricsOnPort(app: App, options: { port: number; host: string }): { port: () => number | undefined } {
-  const metrics = metricsOf(app);
-  const json = { 'content-type': 'application/json; charset=utf-8' };
-  const server: Server = createHttpServer((request, response) => {
-    if (request.method !== 'GET' || (request.url ?? '').split('?', 1)[0] !== '/metrics') {
-      response.writeHead(404, json).end('{"error":"Not found: only GET /metrics here"}');
-      return;
-    }
-    metricsText(metrics).then(
-      (text) => response.writeHead(200, { 'content-type': metricsContentType }).end(text),
-      (error: unknown) => {
-        app.log.error({ err: error }, 'could not collect the metrics');
-        response.writeHead(500, json).end('{"error":"Internal server error"}');
-      },
-    );
+const schema = {
+  summary: 'Metrics in the Prometheus text format: requests by route template and status, in flight, process, event loop',
+  tags: ['metrics'],
+  response: {
+    200: { description: 'Prometheus text format 0.0.4; not counted itself', content: { 'text/plain': { schema: Type.String() } } },
+  },
+};
+
+/** GET /metrics: the app's metrics (countRequests, a service's own) and the process's. */
+export const metricsRoute = fp(async (app) => {
+  app.get('/metrics', { schema }, async (_request, reply) => {
+    const text = await metricsText(metricsOf(app));
+    sendUnchecked(reply.type(metricsContentType), text); // text, as its content type says
+    return reply;
   });
-  const port = (): number | undefined => {
-    const address = server.address();
-    return typeof address === 'object' && address !== null ? address.port : undefined;
-  };
-  app.addHook('onListen', async () => {
-    try {
-      await once(server.listen(options.port, options.host), 'listening');
-    } catch (error) {
-      // The service's own work goes on: metrics are not worth refusing its traffic for.
-      const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-      app.log.error(
-        { err: error },
-        `metrics not served: cannot listen on port ${options.port} (${reason}); the service goes on without them`,
-      );
-      return;
-    }
-    app.log.info({ metricsPort: port() }, `metrics served on port ${port()}`);
-  });
-  app.addHook('onClose', async () => {
-    if (!server.listening) return;
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { port };
-}
+});

@@ -2,18 +2,13 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { Type } from 'typebox';
 import { errorAnswer } from './schemas.js';
 
-/**
- * Whether the service can take requests now: `true`, or what it is waiting for (e.g.
- * `the database is unreachable`), which the 503 answer names. A rejection counts as not ready.
- */
+/** Whether the service can take requests now: `true`, or what it waits for (e.g. `the database is unreachable`). */
 export type ReadyCheck = () => true | string | Promise<true | string>;
 
 export interface ReadyOptions {
-  /** What the service needs besides itself; without one it is ready whenever it serves. */
+  /** What the service needs besides itself; without one it is ready whenever it serves. A rejection is not ready. */
   check?: ReadyCheck;
 }
-
-const Ready = Type.Object({ status: Type.Literal('ready') }, { examples: [{ status: 'ready' }] });
 
 const schema = {
   summary: 'Readiness: whether to send this instance requests (an orchestrator probe)',
@@ -22,22 +17,19 @@ const schema = {
     'work (a dependency such as the database is unreachable) and once it is shutting down.',
   tags: ['health'],
   response: {
-    200: Ready,
+    200: Type.Object({ status: Type.Literal('ready') }, { examples: [{ status: 'ready' }] }),
     503: errorAnswer('Not ready: shutting down, or a dependency (the database) is unreachable', 'Not ready: the database is unreachable'),
   },
 };
 
 /**
- * GET /ready for readiness probes (Kubernetes): 200 `{"status":"ready"}` when the check passes,
- * 503 `{"error":"Not ready: ..."}` when it does not and from the moment the server starts closing.
- * Fastify itself answers 503 to requests that arrive once it is closing; the flag here covers a
- * check that was still running when the close began.
+ * GET /ready for readiness probes: 200 `{"status":"ready"}` when the check passes, 503 `{"error":"Not ready: ..."}`
+ * when not, and from the moment the server starts closing, also for a check still running then.
  */
-export function readyPlugin(options: ReadyOptions = {}): FastifyPluginCallbackTypebox {
-  const { check } = options;
+export function readyPlugin({ check }: ReadyOptions = {}): FastifyPluginCallbackTypebox {
   return (app, _options, done) => {
     let closing = false;
-    // preClose hooks of every plugin run at the start of close(), before in-flight requests finish.
+    // preClose hooks run at the start of close(), before in-flight requests finish.
     app.addHook('preClose', (hookDone) => {
       closing = true;
       hookDone();

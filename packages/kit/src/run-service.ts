@@ -8,40 +8,31 @@ export interface BuiltService {
 }
 
 export interface ServiceDefinition<Config extends ServiceConfig> {
-  /**
-   * Reads the service's whole configuration from the environment, the only place it is read (the
-   * table of docs/configuration.md is checked against these readers); throws ConfigError on a bad value.
-   */
+  /** Reads the service's whole configuration, the only place it is read; throws ConfigError on a bad value. */
   readConfig: (env: Env) => Config;
   /**
-   * Builds the app; may wait for a database. The app comes back inside an object, never as a
-   * promise's value: a Fastify instance is a thenable, and awaiting it would boot it there.
+   * Builds the app; may wait for a database. The app comes back inside an object: a Fastify
+   * instance is a thenable, and awaiting it as a promise's value would boot it there.
    */
   build: (context: { config: Config; logger: Logger }) => BuiltService | Promise<BuiltService>;
 }
 
-/**
- * Connections beyond MAX_CONNECTIONS are closed by Node as they arrive (its `maxConnections`); this
- * logs how many, at most once a second.
- */
-function logDroppedConnections(app: App, logger: Logger, maxConnections: number): void {
-  let dropped = 0;
-  let loggedAt = 0;
-  app.server.on('drop', () => {
-    dropped += 1;
-    if (Date.now() - loggedAt < 1000) return;
-    loggedAt = Date.now();
-    logger.warn({ dropped }, `connections closed unanswered: ${maxConnections} open already (MAX_CONNECTIONS)`);
-    dropped = 0;
-  });
+function fail(name: string, message: string): never {
+  process.stderr.write(`${name}: ${message}\n`);
+  process.exit(1);
 }
 
 /** How long in-flight requests may take to finish after SIGTERM before we give up. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-function fail(name: string, message: string): never {
-  process.stderr.write(`${name}: ${message}\n`);
-  process.exit(1);
+/** Runs `step`, a ConfigError ending the process with one line. */
+async function configured<T>(name: string, step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
+    throw error;
+  }
 }
 
 function listenErrorMessage(error: NodeJS.ErrnoException, config: ServiceConfig): string | undefined {
@@ -54,9 +45,9 @@ function listenErrorMessage(error: NodeJS.ErrnoException, config: ServiceConfig)
 }
 
 /**
- * The whole life of a service process: read and check the configuration (one line and
- * exit 1 when it is wrong), build the app, listen, and on SIGTERM or SIGINT stop accepting,
- * let in-flight requests finish, close pools (the app's onClose hooks) and exit 0 (close-with-grace).
+ * The whole life of a service process: read and check the configuration (one line and exit 1 when
+ * it is wrong), build the app, listen, and on SIGTERM or SIGINT stop accepting, let in-flight
+ * requests finish, close pools (the app's onClose hooks) and exit 0 (close-with-grace).
  */
 export async function runService<Config extends ServiceConfig>(
   service: ServiceIdentity,
@@ -64,46 +55,37 @@ export async function runService<Config extends ServiceConfig>(
   env: Env = process.env,
 ): Promise<void> {
   const { name } = service;
-  let config: Config;
-  let logger: Logger;
-  try {
-    config = definition.readConfig(env);
-    logger = createLogger({
-      name,
-      production: config.production,
-      format: config.logFormat,
-      logDir: config.logDir,
-      level: config.logLevel,
-    });
-  } catch (error) {
-    if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
-    throw error;
-  }
+  const config = await configured(name, () => definition.readConfig(env));
+  const logger = await configured(name, () =>
+    createLogger({ name, production: config.production, format: config.logFormat, logDir: config.logDir, level: config.logLevel }),
+  );
 
-  // Installed before the app is built (which may wait on a database) and before it listens: as PID 1
-  // in a container, a process without handlers would ignore SIGTERM. close-with-grace exits 0 once
-  // the close is done, 1 after an uncaught error or when the close outlasts the grace period.
-  let app: App | undefined;
+  // Before the app is built (which may wait on a database): as PID 1 in a container, a process without
+  // handlers would ignore SIGTERM. Exit 0 once closed, 1 after an uncaught error or past the grace period.
+  const served: { app?: App } = {};
   closeWithGrace({ delay: SHUTDOWN_GRACE_MS, logger: { error: (message: unknown) => logger.error(message) } }, async ({ signal, err }) => {
     if (err !== undefined) logger.fatal({ err }, 'uncaught error; exiting');
     else logger.info({ signal }, 'shutting down');
-    if (app === undefined) return; // nothing is served yet: nothing to drain
-    await app.close();
+    if (served.app === undefined) return; // nothing is served yet: nothing to drain
+    await served.app.close();
     logger.info('stopped');
   });
-
-  try {
-    ({ app } = await definition.build({ config, logger }));
-  } catch (error) {
-    if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
-    throw error;
-  }
+  const { app } = await configured(name, () => definition.build({ config, logger }));
+  served.app = app;
 
   app.server.maxConnections = config.maxConnections;
-  logDroppedConnections(app, logger, config.maxConnections);
+  // Node closes a connection beyond maxConnections as it arrives: logged at most once a second.
+  let dropped = 0;
+  let loggedAt = 0;
+  app.server.on('drop', () => {
+    dropped += 1;
+    if (Date.now() - loggedAt < 1000) return;
+    loggedAt = Date.now();
+    logger.warn({ dropped }, `connections closed unanswered: ${config.maxConnections} open already (MAX_CONNECTIONS)`);
+    dropped = 0;
+  });
   try {
-    // The longest accept queue the kernel allows (it caps this at somaxconn): with Node's 511, a
-    // flood's connection burst overflowed it and clients waited out SYN retransmits.
+    // The longest accept queue the kernel allows (capped at somaxconn): with Node's default, a flood's burst overflowed it.
     await app.listen({ port: config.port, host: config.host, backlog: 65535 });
   } catch (error) {
     const message = listenErrorMessage(error as NodeJS.ErrnoException, config);

@@ -1,11 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
-import { createServer as createHttpServer } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
-import { pino } from 'pino';
+import { connect } from 'node:net';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '@svc/testing/prometheus-text';
 import { Counter } from 'prom-client';
-import { createServer, metricsOf, processRegistry, serveMetricsOnPort, type App } from '../src/index.js';
+import { countRequests, createServer, metricsRoute, processRegistry, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'metrics' };
 let app: App;
@@ -17,13 +15,10 @@ afterEach(async () => {
   await app.close();
 });
 
-/** An app with a few routes, listening; `prepare` runs before it listens. */
-async function build(
-  options: { serveMetrics?: boolean; metrics?: boolean } = {},
-  prepare: (built: App) => void = () => undefined,
-): Promise<string> {
-  app = createServer({ logger: false, api, ...options });
-  prepare(app);
+/** An app with a few routes and the metrics plugins, listening. */
+async function build(): Promise<string> {
+  app = createServer({ logger: false, api });
+  void app.register(countRequests).register(metricsRoute);
   app.get('/items/:id', (_request, reply) => {
     void reply.send({ ok: true });
   });
@@ -118,39 +113,6 @@ describe('GET /metrics', () => {
     }
   });
 
-  it('serves them on a port of their own for a service whose paths are not its own', async () => {
-    let metricsPort: { port: () => number | undefined } | undefined;
-    const baseUrl = await build({ serveMetrics: false }, (built) => {
-      metricsPort = serveMetricsOnPort(built, { port: 0, host: '127.0.0.1' });
-    });
-    expect((await fetch(`${baseUrl}/metrics`)).status).toBe(404);
-    await fetch(`${baseUrl}/items/1`);
-    const port = metricsPort?.port();
-    expect(port).toBeGreaterThan(0);
-    const families = await scrape(`http://127.0.0.1:${port}/metrics`);
-    expect(count(families, { method: 'GET', route: '/items/:id', status_code: '200' })).toBe(1);
-    expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
-  });
-
-  it('logs a metrics port it cannot listen on and serves on without it', async () => {
-    const taken = createHttpServer();
-    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-    const { port } = taken.address() as AddressInfo;
-    const lines: { level: number; msg: string }[] = [];
-    app = createServer({
-      logger: pino({}, { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) }),
-      api,
-    });
-    serveMetricsOnPort(app, { port, host: '127.0.0.1' });
-    const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
-    await until(async () => lines.some((line) => line.level === 50));
-    expect(lines.find((line) => line.level === 50)?.msg).toBe(
-      `metrics not served: cannot listen on port ${port} (EADDRINUSE); the service goes on without them`,
-    );
-    expect((await fetch(`${baseUrl}/metrics`)).status).toBe(200);
-    await new Promise((resolve) => taken.close(resolve));
-  });
-
   it("shows what a service counts for its process, e.g. its upstream's errors, in the app's /metrics", async () => {
     const baseUrl = await build();
     const name = 'kit_test_process_events_total';
@@ -159,22 +121,5 @@ describe('GET /metrics', () => {
     const before = sampleValue(await scrape(`${baseUrl}/metrics`), name) ?? Number.NaN;
     counter.inc();
     expect(sampleValue(await scrape(`${baseUrl}/metrics`), name)).toBe(before + 1);
-  });
-
-  it('with metrics: false, counts nothing and has no /metrics, and still adds CORS and X-Request-Id', async () => {
-    const baseUrl = await build({ metrics: false }, (built) => {
-      built.get('/plain', (_request, reply) => void reply.send({ ok: true }));
-    });
-    const missing = await fetch(`${baseUrl}/metrics`);
-    expect(missing.status).toBe(404);
-    expect(missing.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(await missing.json()).toEqual({ error: 'Not found: GET /metrics' });
-    const res = await fetch(`${baseUrl}/plain`, { headers: { 'x-request-id': 'no-metrics-1' } });
-    expect(await res.json()).toEqual({ ok: true });
-    expect(res.headers.get('x-request-id')).toBe('no-metrics-1');
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    expect(app.hasPlugin('@fastify/cors')).toBe(true);
-    expect(() => metricsOf(app)).toThrow('metrics: false');
-    expect(() => serveMetricsOnPort(app, { port: 0, host: '127.0.0.1' })).toThrow('metrics: false');
   });
 });

@@ -7,7 +7,7 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { pino } from 'pino';
 import { Type } from 'typebox';
 import { sendRaw } from '@svc/testing/http-request';
-import { answerError, createServer, healthPlugin, HttpError, type App } from '../src/index.js';
+import { answerError, cors, createServer, healthPlugin, HttpError, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'requests' };
 let app: App;
@@ -53,6 +53,7 @@ describe('createServer, per request', () => {
 
   it('every answer carries CORS, and Connection: close once closing', async () => {
     app = createServer({ logger: false, api });
+    void app.register(cors);
     // Hooks run in order: when this one runs, the kit's own preClose has marked the server closing.
     let closing: () => void = () => undefined;
     const closingStarted = new Promise<void>((resolve) => (closing = resolve));
@@ -134,7 +135,7 @@ describe('createServer, per request', () => {
     app = createServer({ logger: false, api });
     app.get('/:index', (request, reply) => {
       reply.hijack();
-      answerError(reply.raw, errors[Number((request.params as { index: string }).index)], logger);
+      answerError(reply.raw, errors[Number((request.params as { index: string }).index)], logger, request.id);
     });
     const baseUrl = await listen();
     const answers = [];

@@ -5,13 +5,14 @@ import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { createServer, HttpError, type Logger } from '../src/index.js';
+import { apiDocs, cors, createServer, HttpError, type Logger } from '../src/index.js';
 
 const api = { title: 'test', description: 'kit tests' };
 let app: FastifyInstance;
 
 function build(bodyLimit?: number): FastifyInstance {
   app = createServer({ logger: false, api, ...(bodyLimit === undefined ? {} : { bodyLimit }) });
+  void app.register(cors).register(apiDocs);
   app.post('/echo', async (request) => ({ received: request.body }));
   app.get('/boom', async () => {
     throw new Error('secret internals: password=hunter2');
@@ -118,16 +119,25 @@ describe('createServer', () => {
     expect(res.json()).toEqual({ error: 'Invalid request: params/id must be integer' });
   });
 
-  it('answers 405 with Allow on a parametric path and 404 elsewhere', async () => {
-    const wrongMethod = await build().inject({ method: 'PUT', url: '/items/7' });
-    expect(wrongMethod.statusCode).toBe(405);
+  it('answers 405 JSON with Allow on a parametric path, OPTIONS included (the preflight), and 404 elsewhere', async () => {
+    const wrongMethod = await build().inject({ method: 'PUT', url: '/items/7?x=1' });
+    expect([wrongMethod.statusCode, wrongMethod.json()]).toEqual([405, { error: 'Method PUT is not allowed on /items/7' }]);
     expect(wrongMethod.headers.allow).toBe('GET, HEAD, OPTIONS');
     const postOnly = await app.inject({ method: 'GET', url: '/echo' });
-    expect(postOnly.statusCode).toBe(405);
-    expect(postOnly.headers.allow).toBe('POST, OPTIONS');
-    const unknown = await app.inject({ method: 'GET', url: '/nothing' });
-    expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'Not found: GET /nothing' });
+    expect([postOnly.statusCode, postOnly.headers.allow]).toEqual([405, 'OPTIONS, POST']);
+    const unknown = await app.inject({ method: 'GET', url: '/nothing?x=1' });
+    expect([unknown.statusCode, unknown.headers.allow, unknown.json()]).toEqual([404, undefined, { error: 'Not found: GET /nothing' }]);
+  });
+
+  it('answers a QUERY without a Content-Type as any method a path does not take: 405 with Allow, or 404', async () => {
+    const known = await build().inject({ method: 'QUERY', url: '/items/7' });
+    expect([known.statusCode, known.headers.allow, known.json()]).toEqual([
+      405,
+      'GET, HEAD, OPTIONS',
+      { error: 'Method QUERY is not allowed on /items/7' },
+    ]);
+    const unknown = await app.inject({ method: 'QUERY', url: '/nothing' });
+    expect([unknown.statusCode, unknown.json()]).toEqual([404, { error: 'Not found: QUERY /nothing' }]);
   });
 
   it('serves the /docs page (@fastify/swagger-ui) from local files, under a content security policy, errors as JSON', async () => {
@@ -155,7 +165,7 @@ describe('createServer', () => {
     return app.listen({ port: 0, host: '127.0.0.1' });
   }
 
-  it('answers a preflight with 204, the methods of the path and the headers asked for', async () => {
+  it('answers a preflight with 204, the methods the services take and the headers asked for', async () => {
     build();
     const res = await fetch(`${await listen()}/echo?x=1`, {
       method: 'OPTIONS',
@@ -167,24 +177,16 @@ describe('createServer', () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    expect(res.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    expect(res.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, PUT, PATCH, DELETE');
     expect(res.headers.get('access-control-allow-headers')).toBe('content-type, x-trace');
     expect(res.headers.get('vary')).toBe('Access-Control-Request-Headers');
     expect(res.headers.get('content-length')).toBe('0');
     expect(await res.text()).toBe('');
   });
 
-  it('answers a plain OPTIONS with 204 and Allow, without CORS grants', async () => {
-    const res = await build().inject({ method: 'OPTIONS', url: '/items/7' });
-    expect(res.statusCode).toBe(204);
-    expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
-    expect(res.headers['access-control-allow-methods']).toBeUndefined();
-  });
-
-  it('answers OPTIONS on an unknown path with the JSON 404', async () => {
-    const res = await build().inject({ method: 'OPTIONS', url: '/nowhere', headers: { 'access-control-request-method': 'GET' } });
-    expect(res.statusCode).toBe(404);
-    expect(res.json()).toEqual({ error: 'Not found: OPTIONS /nowhere' });
+  it('answers an OPTIONS without the preflight headers with the same 204, not a text/plain 400', async () => {
+    const res = await build().inject({ method: 'OPTIONS', url: '/nowhere' });
+    expect([res.statusCode, res.body]).toEqual([204, '']);
   });
 
   it('allows every origin on every answer, errors included', async () => {
@@ -207,16 +209,15 @@ describe('createServer', () => {
     }
   });
 
-  it('leaves CORS and OPTIONS out when asked, for a transparent proxy', async () => {
-    app = createServer({ logger: false, cors: false, api });
+  it('has no CORS without the cors plugin, as a transparent proxy composes it: OPTIONS is then a wrong method', async () => {
+    app = createServer({ logger: false, api });
     app.get('/x', (_request, reply) => {
       void reply.send({ ok: true });
     });
     const baseUrl = await listen();
     expect((await fetch(`${baseUrl}/x`)).headers.get('access-control-allow-origin')).toBeNull();
     const options = await fetch(`${baseUrl}/x`, { method: 'OPTIONS', headers: { 'access-control-request-method': 'GET' } });
-    expect(options.status).toBe(405);
-    expect(options.headers.get('allow')).toBe('GET, HEAD');
+    expect([options.status, options.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
     expect(options.headers.get('access-control-allow-origin')).toBeNull();
   });
 

@@ -4,7 +4,7 @@
  * both the POST answer and the list; the create request takes User's fields but those the store
  * assigns.
  */
-import { errorAnswer, IsoTimestamp } from '@svc/kit';
+import { errorAnswer } from '@svc/kit';
 import { Type, type Static } from 'typebox';
 import { BLANK_PATTERN, EMAIL_PATTERN, NAME_PATTERN, UNICODE_TEXT } from './text-patterns.js';
 
@@ -20,6 +20,13 @@ export const MAX_PAGE_SIZE = 1000;
 
 /** The original's exact text for a missing or empty name or email (spec 4.2, rule 1). */
 export const REQUIRED_MESSAGE = 'Name and email are required';
+
+/** An ISO 8601 timestamp in UTC with milliseconds and `Z`, as every service writes them. */
+const IsoTimestamp = Type.String({
+  description: 'ISO 8601 in UTC, with milliseconds',
+  pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$',
+  examples: ['2026-11-22T10:15:30.123Z'],
+});
 
 const example = { id: 1, name: 'Ada Lovelace', email: 'ada@example.com', created_at: '2026-11-22T10:15:30.123Z' };
 

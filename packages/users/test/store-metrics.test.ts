@@ -1,4 +1,4 @@
-import { createServer, metricsOf, type App } from '@svc/kit';
+import { createServer, metricsOf, metricsRoute, type App } from '@svc/kit';
 import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
 import { afterEach, describe, expect, it } from 'vitest';
 import { meterStore } from '../src/index.js';
@@ -13,6 +13,7 @@ afterEach(async () => {
 describe('meterStore', () => {
   it("adds the pool's gauges and counts failed queries by operation, not those isQueryError refuses", async () => {
     app = createServer({ logger: false, api: { title: 'test', description: 'store metrics' } });
+    void app.register(metricsRoute);
     const store = meterStore(
       app,
       {

@@ -1,4 +1,15 @@
-import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
+import {
+  apiDocs,
+  cors,
+  countRequests,
+  createServer,
+  healthPlugin,
+  loadShedding,
+  metricsRoute,
+  readyPlugin,
+  type App,
+  type Logger,
+} from '@svc/kit';
 import { service } from './service.js';
 import {
   databaseReady,
@@ -26,6 +37,7 @@ const Health = Type.Object(
 export function createBackendApp(options: BackendAppOptions): App {
   const { store: unmetered } = options;
   const app = createServer({ logger: options.logger, api: { title: 'backend', description: service.summary } });
+  void app.register(cors).register(apiDocs).register(countRequests).register(metricsRoute).register(loadShedding);
   app.addHook('onClose', () => unmetered.close());
   // Counted in /metrics: the pool's state and failed queries (a taken email is not a failure).
   const store = meterStore(app, unmetered, (error) => !(error instanceof DuplicateEmailError));

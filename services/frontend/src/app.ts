@@ -1,4 +1,15 @@
-import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
+import {
+  apiDocs,
+  cors,
+  countRequests,
+  createServer,
+  healthPlugin,
+  loadShedding,
+  metricsRoute,
+  readyPlugin,
+  type App,
+  type Logger,
+} from '@svc/kit';
 import { service } from './service.js';
 import { Type } from 'typebox';
 import type { BackendClient } from './backend-client.js';
@@ -20,6 +31,7 @@ const Health = Type.Object(
 export function createFrontendApp(options: FrontendAppOptions): App {
   const { backend } = options;
   const app = createServer({ logger: options.logger, api: { title: 'frontend', description: service.summary } });
+  void app.register(cors).register(apiDocs).register(countRequests).register(metricsRoute).register(loadShedding);
   // The backend's addresses are known before the server listens; they are followed until it closes.
   app.addHook('onReady', () => backend.start());
   app.addHook('onClose', () => backend.close());

@@ -1,6 +1,7 @@
 import { METHODS } from 'node:http';
-import { createServer, errorAnswer, notInDocument, serveMetricsOnPort, type App, type Logger } from '@svc/kit';
+import { countRequests, createServer, errorAnswer, notInDocument, type App, type Logger } from '@svc/kit';
 import { service } from './service.js';
+import { serveMetricsOnPort } from './metrics-port.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { ResponseRelay, type UpstreamRequest } from './response-relay.js';
@@ -65,26 +66,17 @@ const SKIP_FAILED_MS = 10_000;
  * The reverse proxy of spec 4.4: every method and path to one upstream, bodies streamed
  * both ways, Host / X-Real-IP / X-Forwarded-For set as nginx sets them, connections to the
  * upstream kept alive, and the same JSON errors (400, 413, 502, 504) as deploy/nginx/nginx.conf.
- * Transparent: no CORS or 404/405 of its own, the upstream answers those.
+ * Transparent: no CORS or 404 of its own, the upstream answers those.
  * The upstream's host name is followed as it resolves over time, requests spread over all its
  * addresses, and one that fails to connect is retried on another (see UpstreamAddresses, ResponseRelay).
  */
 export function createProxyApp(options: ProxyAppOptions): App {
   const bodyLimit = options.bodyLimit ?? MiB;
   // The body limit is enforced here, on the stream: Fastify's applies only to bodies it parses.
-  const app = createServer({
-    logger: options.logger,
-    cors: false,
-    // Transparent: /openapi.json, /docs and /metrics are its upstream's; its own document lists its own
-    // errors. A proxy-owned /metrics on this port would hide web's from whoever scrapes through the
-    // proxy, and no path is safe to take from an upstream that may use any: the proxy's metrics are
-    // on a port of their own (METRICS_PORT), which an operator publishes or not.
-    serveApiDocument: false,
-    serveMetrics: false,
-    // Sheds nothing, as nginx: every path, /health included, is its upstream's to answer.
-    maxEventLoopDelayMs: 0,
-    api: { title: 'proxy', description: service.summary },
-  });
+  // Transparent: no CORS, /openapi.json, /docs, /metrics or load shedding of its own, as nginx; those
+  // paths are its upstream's. Its requests are counted, served on a port of their own (METRICS_PORT).
+  const app = createServer({ logger: options.logger, api: { title: 'proxy', description: service.summary } });
+  void app.register(countRequests);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;

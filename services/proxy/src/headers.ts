@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { indexOfName, requestIdHeader } from '@svc/kit';
+import { requestIdHeader } from '@svc/kit';
 
 /**
  * Headers that describe one connection rather than the message (RFC 9110 7.6.1), so a
@@ -99,6 +99,12 @@ export function clientResponseHeaders(headers: IncomingHttpHeaders, requestId: s
   const out = endToEnd(headers, replacedOnResponse, false);
   out.push(requestIdHeader, requestId);
   return out;
+}
+
+/** Where the header `name` (lower case) is in a flat [name, value, ...] list, or -1. */
+function indexOfName(head: readonly string[], name: string): number {
+  for (let i = 0; i < head.length; i += 2) if ((head[i] as string).toLowerCase() === name) return i;
+  return -1;
 }
 
 /** The Content-Length of a flat header list as a number, NaN when it has none. */

@@ -135,7 +135,7 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
 
   private fail(error: unknown): void {
     discardRequestBody(this.response.req);
-    answerError(this.response, upstreamFailure(error), this.log);
+    answerError(this.response, upstreamFailure(error), this.log, this.requestId);
   }
 
   /** Sends the request to another address when that is safe (see the class); true when it did. */

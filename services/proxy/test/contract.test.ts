@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe } from 'vitest';
 import { createProxyApp } from '../src/app.js';
 
 // The proxy's own contract runs in front of the echo upstream (app.test.ts). Here variant A's
-// 404, 405 and CORS answers must arrive through it unchanged: the proxy adds nothing.
+// 404 and CORS answers must arrive through it unchanged: the proxy adds nothing.
 describe('variant A in-process behind the proxy in-process', () => {
   let web: FastifyInstance;
   let proxy: FastifyInstance;

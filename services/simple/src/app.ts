@@ -1,5 +1,16 @@
 import { hostname } from 'node:os';
-import { createServer, healthPlugin, readyPlugin, type App, type Logger } from '@svc/kit';
+import {
+  apiDocs,
+  cors,
+  countRequests,
+  createServer,
+  healthPlugin,
+  loadShedding,
+  metricsRoute,
+  readyPlugin,
+  type App,
+  type Logger,
+} from '@svc/kit';
 import { service } from './service.js';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
@@ -8,7 +19,7 @@ export interface SimpleAppOptions {
   logger: Logger | false;
   /** Reported by /health: the run mode (NODE_ENV). */
   environment: string;
-  /** Count requests and serve GET /metrics; default true (createServer's `metrics`). */
+  /** Count requests and serve GET /metrics; default true. */
   metrics?: boolean;
 }
 
@@ -55,11 +66,10 @@ const userRoutes: FastifyPluginCallbackTypebox = (app, _options, done) => {
 
 /** Variant A (spec 4.1): greeting, health with uptime and run mode, static users. */
 export function createSimpleApp(options: SimpleAppOptions): App {
-  const app = createServer({
-    logger: options.logger,
-    api: { title: 'simple', description: service.summary },
-    metrics: options.metrics !== false,
-  });
+  const app = createServer({ logger: options.logger, api: { title: 'simple', description: service.summary } });
+  void app.register(cors).register(apiDocs).register(loadShedding);
+  // METRICS=off: nothing counted and no GET /metrics, for an operator who does not scrape it.
+  if (options.metrics !== false) void app.register(countRequests).register(metricsRoute);
   // Read once: a process (container) keeps its host name for life.
   void app.register(greetingRoutes, { host: hostname() });
   void app.register(

@@ -23,7 +23,7 @@ export function backendContract(baseUrl: () => string, expected: BackendExpectat
     if (expected.users !== undefined) expect(users).toEqual(expected.users);
   });
 
-  it('offers no create operation: POST /api/users answers 405 JSON', async () => {
+  it('offers no create operation: POST /api/users answers 405 JSON with Allow', async () => {
     const res = await documentedFetch(`${baseUrl()}/api/users`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

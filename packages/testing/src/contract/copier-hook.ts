@@ -23,11 +23,14 @@ interface DocumentedRoute {
   path: string;
 }
 
-/** Every method and path of the app's OpenAPI document, its `{parameters}` filled with `1`. */
+/**
+ * Every method and path of the app's OpenAPI document, its `{parameters}` filled with `1`. OPTIONS
+ * is left out: @fastify/cors answers preflights before other hooks, as a browser sends them without credentials.
+ */
 function documentedRoutes(document: { paths?: Record<string, object | undefined> }): DocumentedRoute[] {
   return Object.entries(document.paths ?? {}).flatMap(([template, operations]) =>
     Object.keys(operations ?? {})
-      .filter((key) => key !== 'parameters')
+      .filter((key) => key !== 'parameters' && key !== 'options')
       .map((method) => ({ method: method.toUpperCase(), path: template.replace(/\{[^}]+\}/g, '1') })),
   );
 }

@@ -1,8 +1,14 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { errorAnswer, textAnswer } from '@svc/kit';
+import { errorAnswer } from '@svc/kit';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { loadPageFiles, type PageFiles, type StaticFile } from './page-files.js';
+
+/** A 200 answer of text in one of `types`, documented as such: the kit's errors on the same route stay JSON. */
+const textAnswer = (description: string, types: readonly string[]) => ({
+  description,
+  content: Object.fromEntries(types.map((type) => [type, { schema: Type.String() }])),
+});
 
 /**
  * Scripts, styles, images and fetches from this origin only, nothing inline, no plugins, no
@@ -72,7 +78,7 @@ export function pageRoutes(files: PageFiles = loadPageFiles()): FastifyPluginCal
     // Another build or file fails the params' check, and is answered with the kit's 404 for an unknown path, not a 400.
     app.get('/assets/:build/:file', { schema: asset, attachValidation: true }, (request, reply) => {
       const file = request.validationError === undefined ? files.assets.get(request.params.file) : undefined;
-      // As the kit answers an unknown path (its not-found handler would see a known route and say 405).
+      // As the kit's not-found handler answers an unknown path.
       if (file === undefined) void reply.code(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` });
       else sendFile(request, reply, file, assetCaching);
     });
