@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { User, UserStore } from './user-store.js';
 
 /** Users in the first page of a streamed list, and the most per query after it: about 110 kB of JSON. */
@@ -80,6 +81,9 @@ export function streamList(
       before = chunk.length;
       let batch: User[];
       try {
+        // A turn of the event loop per batch: a synchronous store (SQLite) answers in microtasks, and a
+        // client reading fast would otherwise hold the loop for the whole list, other requests and timers waiting.
+        await nextTurn();
         batch = await next;
       } catch (error) {
         // Fastify cuts the response on a stream error but logs it only with request logging on.
