@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startedLine, type ServiceName } from '@svc/manifest';
-import { startListeningProcess } from '@svc/testing/listening-process';
+import { startListeningProcess } from '@svc/processes/listening-process';
 import { serviceCommand } from '@svc/testing/service-process';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));

@@ -16,7 +16,7 @@ import {
   type StackName,
 } from '@svc/manifest';
 import { prettyFactory } from 'pino-pretty';
-import { serviceCommand, startListeningProcess, type ListeningProcess } from './listening-process.js';
+import { serviceCommand, startListeningProcess, type ListeningProcess } from '@svc/processes/listening-process';
 import { nearbyFreePort, portProblem } from './port-choice.js';
 
 const HEALTH_TIMEOUT_MS = 30_000;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startedLine } from '@svc/manifest';
 import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
-import { startListeningProcess } from '@svc/testing/listening-process';
+import { startListeningProcess } from '@svc/processes/listening-process';
 import { runServiceToExit, serviceEntry, startService, type ServiceProcess } from '@svc/testing/service-process';
 import { startWriteLoad } from '@svc/testing/write-load';
 

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { services, startedLine } from '@svc/manifest';
 import { freePort } from '@svc/testing/free-port';
-import { startListeningProcess } from '@svc/testing/listening-process';
+import { startListeningProcess } from '@svc/processes/listening-process';
 import { repoRoot } from '@svc/testing/repo-root';
 
 /**

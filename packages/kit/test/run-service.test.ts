@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '@svc/testing/free-port';
-import { startListeningProcess } from '@svc/testing/listening-process';
+import { startListeningProcess } from '@svc/processes/listening-process';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const fixture = new URL('./fixtures/slow-service.ts', import.meta.url).pathname;

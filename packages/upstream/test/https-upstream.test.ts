@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamAddresses } from '../src/upstream-addresses.js';
-import { ManualTimers } from './manual-timers.js';
+import { ManualTimers } from '@svc/testing/manual-timers';
 
 const name = 'backend-tls.test';
 

@@ -13,7 +13,7 @@ import {
 } from '@svc/testing/loopback-replicas';
 import { isUnreachable } from '../src/upstream-errors.js';
 import { UpstreamAddresses, type UpstreamAddress, type UpstreamAddressesOptions } from '../src/upstream-addresses.js';
-import { ManualTimers } from './manual-timers.js';
+import { ManualTimers } from '@svc/testing/manual-timers';
 
 // `web` scaled to several containers (replicaAddresses), with a fake DNS. The resolve and skip timers
 // run on the test's clock.

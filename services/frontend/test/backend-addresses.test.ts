@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { App } from '@svc/kit';
 import { createFrontendApp } from '../src/app.js';
-import { ManualTimers } from '../../../packages/upstream/test/manual-timers.js';
+import { ManualTimers } from '@svc/testing/manual-timers';
 import { createBackendClient } from '../src/backend-client.js';
 import { getRaw } from './support.js';
 

@@ -1,4 +1,4 @@
-import type { UpstreamTimers } from '../src/upstream-addresses.js';
+import type { UpstreamTimers } from '@svc/upstream';
 
 interface Pending {
   at: number;

@@ -1,6 +1,6 @@
 /**
- * Starting a program that listens and learning its port: `npm start` runs its stack with it, so it
- * lives beside the scripts rather than in the test kit (@svc/testing re-exports it for the tests and the bench).
+ * Starting a program that listens and learning its port: `npm start` runs its stack with it, and the
+ * tests and the bench their services, so it is a package of its own rather than part of the test kit.
  */
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { ServiceName } from '@svc/manifest';
 
 /** The repository's root directory: where the compiled services are, and where processes start by default. */
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** The compiled entry point of a service (npm run build), relative to the repository root: what its image runs. */
 export const serviceEntry = (name: ServiceName): string => `services/${name}/dist/main.js`;

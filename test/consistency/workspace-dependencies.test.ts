@@ -1,0 +1,84 @@
+/**
+ * Each workspace is a folder a copier can take away with the packages it declares: its own shared code
+ * is declared by path (`file:`), so no registry is ever asked for an `@svc/*` name, every `@svc/*` it
+ * imports is declared, and none of its files reaches into another folder by a relative path.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Manifest {
+  name: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+
+const workspaces = ['packages', 'services'].flatMap((parent) =>
+  readdirSync(join(root, parent)).map((name) => {
+    const folder = `${parent}/${name}`;
+    return { folder, manifest: JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')) as Manifest };
+  }),
+);
+const folderOf = new Map(workspaces.map(({ folder, manifest }) => [manifest.name, folder]));
+
+function sourceFiles(dir: string): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return entries.flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return entry === 'node_modules' || entry === 'dist' ? [] : sourceFiles(path);
+    return /\.(ts|mts|js|mjs)$/.test(entry) ? [path] : [];
+  });
+}
+
+/** Module specifiers of static imports, re-exports and dynamic imports. */
+const specifiersOf = (text: string): string[] =>
+  [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)'([^']+)'/g)].map((match) => match[1]!);
+
+describe.each(workspaces)('$folder', ({ folder, manifest }) => {
+  const declared = {
+    ...manifest.dependencies,
+    ...manifest.devDependencies,
+    ...manifest.peerDependencies,
+    ...manifest.optionalDependencies,
+  };
+
+  it('declares each @svc package by path, to that package’s folder', () => {
+    for (const [name, spec] of Object.entries(declared).filter(([name]) => name.startsWith('@svc/'))) {
+      expect(folderOf.has(name), `${name} is no workspace`).toBe(true);
+      expect(spec).toBe(`file:${relative(folder, folderOf.get(name)!)}`);
+    }
+  });
+
+  const files = ['src', 'test'].flatMap((part) => sourceFiles(join(root, folder, part)));
+
+  it('declares every @svc package its files import (its source: as a dependency)', () => {
+    for (const file of files) {
+      const inSource = relative(join(root, folder), file).startsWith('src');
+      for (const specifier of specifiersOf(readFileSync(file, 'utf8')).filter((s) => s.startsWith('@svc/'))) {
+        const name = specifier.split('/').slice(0, 2).join('/');
+        if (name === manifest.name) continue;
+        const where = inSource ? manifest.dependencies : declared;
+        expect(where?.[name], `${relative(root, file)} imports ${specifier}`).toBeDefined();
+      }
+    }
+  });
+
+  it('reaches into no other folder by a relative path', () => {
+    for (const file of files) {
+      for (const specifier of specifiersOf(readFileSync(file, 'utf8')).filter((s) => s.startsWith('.'))) {
+        const target = relative(join(root, folder), resolve(dirname(file), specifier));
+        expect(target.startsWith('..'), `${relative(root, file)} imports ${specifier}`).toBe(false);
+      }
+    }
+  });
+});
