@@ -62,7 +62,7 @@ describe.skipIf(stage.skipReason !== undefined)('proxies on user-defined network
     await runDetached(['--name', proxy, '--network', appNet, '-p', `127.0.0.1:0:${proxyPort}`, imageOf('proxy', stage.tag)]);
     await runDetached(['--name', echoProxy, '--network', echoNet, '-p', `127.0.0.1:0:${proxyPort}`, imageOf('proxy', stage.tag)]);
     await docker(['run', '-d', '--name', nginx, '--network', echoNet, '-p', `127.0.0.1:0:${proxyPort}`,
-      '-v', `${repoRoot}/deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro`, 'nginx:1.22']); // prettier-ignore
+      '-v', `${repoRoot}/deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro`, 'nginx:1.30']); // prettier-ignore
     [urls.proxy, urls.echoProxy, urls.nginx] = await Promise.all([
       publishedUrl(proxy, proxyPort),
       publishedUrl(echoProxy, proxyPort),

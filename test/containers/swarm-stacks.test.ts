@@ -174,7 +174,7 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
       const conf = join(dir, 'nginx.conf');
       await writeFile(conf, (await readFile(join(repoRoot, 'deploy/nginx/nginx.conf'), 'utf8')).replaceAll('web:3000', 'web:5000'));
       const publish = ['--network', network, '-p', '127.0.0.1:0:80'];
-      await docker(['run', '-d', '--name', proxies.nginx, ...publish, '-v', `${conf}:/etc/nginx/nginx.conf:ro`, 'nginx:1.22']);
+      await docker(['run', '-d', '--name', proxies.nginx, ...publish, '-v', `${conf}:/etc/nginx/nginx.conf:ro`, 'nginx:1.30']);
       await docker([
         'run',
         '-d',

@@ -13,7 +13,7 @@
 # Environment:
 #   CLUSTER   name prefix of everything created, and the label mn.cluster=<CLUSTER> on it (default mn)
 #   TAG       tag of the project's images to load (default latest): sample-simple, sample-database
-#   IMAGES    the images to load, instead of those two, nginx:1.22 and postgres:15
+#   IMAGES    the images to load, instead of those two, nginx:1.30 and postgres:15
 #   STATE_DIR where the manager's API socket lives (default ${TMPDIR:-/tmp}/<CLUSTER>)
 #   NODE_BASE the node image's Debian bookworm base (default bookworm-minbase:latest when the engine has
 #             it, the offline stand-in of /work/shared/tools/offline-images; else debian:bookworm-slim)
@@ -43,7 +43,7 @@ DB_NODE=${NODES[1]}
 # without the drop, a node would get every other capability there is (SYS_MODULE, SYS_RAWIO, SYS_TIME…).
 NODE_CAPS=(CHOWN DAC_OVERRIDE FSETID FOWNER MKNOD NET_RAW SETGID SETUID SETFCAP SETPCAP NET_BIND_SERVICE SYS_CHROOT KILL
   AUDIT_WRITE SYS_ADMIN NET_ADMIN SYS_PTRACE)
-read -r -a IMAGE_LIST <<<"${IMAGES:-sample-simple:$TAG sample-database:$TAG nginx:1.22 postgres:15}"
+read -r -a IMAGE_LIST <<<"${IMAGES:-sample-simple:$TAG sample-database:$TAG nginx:1.30 postgres:15}"
 
 say() { printf 'cluster.sh: %s\n' "$*"; }
 die() { printf 'cluster.sh: error: %s\n' "$*" >&2; exit 1; }

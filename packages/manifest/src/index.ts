@@ -67,7 +67,7 @@ export const stacks = {
   simple: {
     members: [
       { as: 'web', service: 'simple' },
-      { as: 'proxy', service: 'proxy', links: { UPSTREAM_URL: 'web' }, composeImage: 'nginx:1.22' },
+      { as: 'proxy', service: 'proxy', links: { UPSTREAM_URL: 'web' }, composeImage: 'nginx:1.30' },
     ],
     composeOnly: [],
   },

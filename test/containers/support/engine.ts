@@ -12,9 +12,11 @@ const startScript = resolve(repoRoot, 'test/containers/support/start-engine.sh')
 const minimumEngine = 25;
 /** offline-images/build.sh: stand-ins for the official base images, under their tags. */
 const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
+/** offline-images/build-sid.sh: the same for current releases, from Debian sid's packages (nginx 1.30). */
+const sidImagesScript = resolve(toolsDir, 'offline-images/build-sid.sh');
 
 /** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
-const baseImages = ['node:24-bookworm-slim', 'postgres:15', 'nginx:1.22'];
+export const baseImages = ['node:24-bookworm-slim', 'postgres:15', 'nginx:1.30'];
 
 async function dockerSucceeds(args: string[]): Promise<boolean> {
   return (await dockerResult(args)).code === 0;
@@ -72,11 +74,12 @@ export async function prepareEngine(): Promise<Engine> {
     });
     if (!composeVersion.startsWith('2.')) throw new Error(`docker compose is ${composeVersion}, not Compose v2`);
     const present = await Promise.all(baseImages.map((image) => dockerSucceeds(['image', 'inspect', image])));
-    if (present.includes(false)) {
-      await buildBaseImages(`base images missing (${baseImages.filter((_, i) => !present[i]).join(', ')})`, [
-        '--only',
-        'node,postgres,nginx',
-      ]);
+    const missing = baseImages.filter((_, i) => !present[i]);
+    const fromBookworm = missing.filter((image) => !image.startsWith('nginx:'));
+    if (fromBookworm.length > 0) await buildBaseImages(`base images missing (${fromBookworm.join(', ')})`, ['--only', 'node,postgres']);
+    if (missing.some((image) => image.startsWith('nginx:'))) {
+      if (!existsSync(sidImagesScript)) throw new Error(`nginx:1.30 is missing and ${sidImagesScript} does not exist`);
+      await runTool(sidImagesScript, ['--only', 'nginx']);
     }
     return engine;
   } catch (error) {

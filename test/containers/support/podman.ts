@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stacks, type StackMember, type StackName } from '@svc/manifest';
 import { dockerBin, repoRoot } from './docker.js';
+import { baseImages } from './engine.js';
 import { imageOf, memberPort } from './images.js';
 
 /** podman.sh of the shared tools: Debian 12's Podman serving the Docker API (docs/troubleshooting.md, "Podman"). */
@@ -38,7 +39,7 @@ export function podmanDocker(args: string[], timeoutMs = 120_000): Promise<strin
 function runScript(args: string[]): Promise<number> {
   return new Promise((done, fail) => {
     // Without DOCKER_HOST: start copies the base images from the Docker engine when one runs.
-    const env = { ...process.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, PODMAN_IMAGES: baseImages.join(' ') };
     delete env.DOCKER_HOST;
     const child = spawn(podmanScript, args, { stdio: ['ignore', 'inherit', 'inherit'], env });
     child.on('error', fail);
