@@ -30,7 +30,7 @@ describe.skipIf(postgres === undefined)('variant B as a real process on PostgreS
     databaseContract(() => service.baseUrl);
     commonContract(() => service.baseUrl);
 
-    it('answers every client of the list at once, whichever of the others go away meanwhile', async () => {
+    it('answers every client of a shared list query, whichever of the others go away meanwhile', async () => {
       const url = `${service.baseUrl}/api/users`;
       const fresh = await (await fetch(url)).text();
       for (let round = 0; round < 5; round += 1) {

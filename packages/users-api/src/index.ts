@@ -3,7 +3,7 @@
  * frontend) needs, importable without loading the PostgreSQL and SQLite drivers.
  */
 export { nextPageLink } from './next-page-link.js';
-export { EMAIL_DOMAIN_MESSAGE, EMAIL_FORM_MESSAGE, EMAIL_LOCAL_MESSAGE, userRequestChecks } from './request-checks.js';
+export { EMAIL_DOMAIN_MESSAGE, EMAIL_FORM_MESSAGE, EMAIL_LOCAL_MESSAGE, REQUIRED_MESSAGE, userRequestChecks } from './request-checks.js';
 export {
   BadListQuery,
   DatabaseStatus,
@@ -13,7 +13,6 @@ export {
   MAX_PAGE_SIZE,
   NAME_MAX_LENGTH,
   NewUserBody,
-  REQUIRED_MESSAGE,
   User,
   UserList,
 } from './schemas.js';

@@ -6,8 +6,11 @@
 import { HttpError } from '@svc/kit';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
-import { ListQuery, REQUIRED_MESSAGE } from './schemas.js';
-import { EMAIL_DOMAIN_PATTERN, EMAIL_FORM_PATTERN, EMAIL_LOCAL_PATTERN, EMAIL_PATTERN, NUL, UNICODE_TEXT } from './text-patterns.js';
+import { ListQuery } from './schemas.js';
+import { EMAIL_DOMAIN_PATTERN, EMAIL_FORM_PATTERN, EMAIL_LOCAL_PATTERN, NUL, UNICODE_TEXT } from './text-patterns.js';
+
+/** The original's exact text for a missing or empty field. */
+export const REQUIRED_MESSAGE = 'Name and email are required';
 
 export const EMAIL_FORM_MESSAGE = 'email must be of the form local@domain';
 export const EMAIL_LOCAL_MESSAGE =
@@ -56,18 +59,17 @@ const emailParts: [RegExp, string][] = [
   [new RegExp(EMAIL_DOMAIN_PATTERN, 'u'), EMAIL_DOMAIN_MESSAGE],
 ];
 
-/** What a broken pattern asks, said plainly: no NUL (which no text column holds), then the part of an email. */
-function patternMessage(field: string, pattern: string, value: string): string | undefined {
+/** Which part of its pattern a name or email broke, NUL first. */
+function patternMessage(field: string, value: string): string {
   if (hasNul.test(value)) return `${field} must not contain NUL characters`;
-  if (pattern === EMAIL_PATTERN) return emailParts.find(([part]) => !part.test(value))?.[1] ?? EMAIL_FORM_MESSAGE;
-  return undefined;
+  const broken = field === 'email' ? emailParts.find(([part]) => !part.test(value)) : undefined;
+  return broken?.[1] ?? EMAIL_FORM_MESSAGE;
 }
 
 /**
  * A body's first failure: the body's own type, or the `allOf` of NewUserBody (rule 1 of spec 4.2),
- * are "required"; a field's, a sentence naming it, from the failed keyword and its value in the
- * schema, never from the field's name (so that a field added to the schema is named in its errors
- * as name and email are).
+ * are "required"; a field's, a sentence naming it, from the schema's own keyword (so that a field
+ * added to the schema is named in its errors as name and email are).
  */
 function bodyMessage(error: ErrorObject): string {
   const field = error.instancePath.slice(1);
@@ -75,9 +77,9 @@ function bodyMessage(error: ErrorObject): string {
   if (error.keyword === 'type')
     return `${field} must be ${/^[aeiou]/.test(String(error.params.type)) ? 'an' : 'a'} ${String(error.params.type)}`;
   if (error.keyword === 'maxLength') return `${field} must be at most ${String(error.params.limit)} characters`;
-  if (error.keyword === 'format' && error.params.format === UNICODE_TEXT) return `${field} must be valid Unicode text`;
-  const plain = error.keyword === 'pattern' ? patternMessage(field, String(error.params.pattern), String(error.data)) : undefined;
-  return plain ?? `${field} ${error.message ?? 'is not valid'}`;
+  if (error.keyword === 'format') return `${field} must be valid Unicode text`;
+  if (error.keyword === 'pattern' && (field === 'name' || field === 'email')) return patternMessage(field, String(error.data));
+  return `${field} ${error.message ?? 'is not valid'}`;
 }
 
 const listParameters = ListQuery.properties;

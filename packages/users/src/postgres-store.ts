@@ -1,7 +1,18 @@
 import pg from 'pg';
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserStore } from './user-store.js';
+import { Coalescer } from './coalesce.js';
+import { copyBatch, copyText } from './copy-batch.js';
+import { Permits } from './permits.js';
+import {
+  DatabaseUnavailableError,
+  DuplicateEmailError,
+  type NewUser,
+  type User,
+  type UserBatch,
+  type UserPage,
+  type UserStore,
+} from './user-store.js';
 import { withTimeout } from './with-timeout.js';
-import { TurnBatcher, type BatchOptions } from './turn-batcher.js';
+import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
 export interface PostgresStoreOptions extends BatchOptions {
   /** Connections in the pool; default DEFAULT_POOL_SIZE. */
@@ -15,6 +26,9 @@ export interface PostgresStoreOptions extends BatchOptions {
 // Any constant shared by all instances: the lock serializes their table creation, because
 // two concurrent CREATE TABLE IF NOT EXISTS can both miss the table and one then fails.
 const SCHEMA_LOCK = 5_000_001;
+
+/** Distinct pages shared at once (coalesce.ts); beyond that a page query is not shared. */
+const SHARED_PAGES = 256;
 
 /** Connections in the pool unless DB_POOL_SIZE says otherwise (docs/performance.md measures sizes). */
 export const DEFAULT_POOL_SIZE = 10;
@@ -32,12 +46,18 @@ const createTable = `CREATE TABLE IF NOT EXISTS users (
 // created_at is formatted by the server, in UTC, the same way for INSERT and SELECT.
 const columns = `id, name, email, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
-const pageText = `SELECT ${columns} FROM users WHERE id > $1 ORDER BY id LIMIT $2`;
-// A batch of creates in one statement, so one commit: rows inserted in the batch's order (ids too),
-// an email already taken, or taken earlier in the same batch, skipped and so missing from RETURNING.
-// The batch is a JSON array of the new users, whose fields are read as the table's columns.
+// One page as JSON made by the server (row_to_json writes what JSON.stringify writes for these
+// columns), with the last id and whether more follow: one row of three values, whatever the page size.
+const pageText = `WITH page AS (SELECT ${columns} FROM users WHERE id > $1 ORDER BY id LIMIT $2)
+SELECT coalesce(string_agg(row_to_json(page)::text, ',' ORDER BY id), '') AS json,
+  (SELECT max(id) FROM page) AS last_id,
+  EXISTS (SELECT 1 FROM users WHERE id > (SELECT max(id) FROM page)) AS more
+FROM page`;
+const selectUsers = `SELECT ${columns} FROM users`;
+// A batch of creates in one statement, so one commit: rows inserted in the arrays' order (ids too),
+// an email already taken, or taken earlier in the same arrays, skipped and so missing from RETURNING.
 const insertText = `INSERT INTO users (name, email)
-SELECT name, email FROM json_populate_recordset(NULL::users, $1) WITH ORDINALITY AS batch ORDER BY ordinality
+SELECT name, email FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS batch (name, email, position) ORDER BY position
 ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
 
 // SQLSTATE classes that mean "cannot reach or use the database right now": connection
@@ -110,10 +130,23 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     return schemaReady;
   };
 
+  const readPage = async (after: number, limit: number): Promise<UserPage> => {
+    // Named statements are parsed once per connection.
+    const result = await query({ name: 'users-page', text: pageText, values: [after, limit] });
+    const row = result.rows[0] as { json: string; last_id: number | null; more: boolean };
+    return { json: row.json, lastId: row.last_id ?? undefined, more: row.more };
+  };
+  // Many clients reading the same page at once (the head of the list) share queries, never
+  // results from before they asked (coalesce.ts): PostgreSQL, not Node, limits the list's throughput.
+  const pages = new Coalescer<UserPage>(SHARED_PAGES);
+  // The most connections reading batches of streamed lists at once: the others stay for pages,
+  // creates and probes, which many slow list readers would otherwise keep waiting past the pool's timeout.
+  const batchPermits = new Permits(Math.max(1, Math.floor(poolSize / 2)));
+
   // Each user gets the row RETURNING gave for its email, the first of the batch to ask for it; the
   // others with that email, and those whose email was taken before, are duplicates.
   const insertUsers = async (users: NewUser[]): Promise<PromiseSettledResult<User>[]> => {
-    const values = [JSON.stringify(users)];
+    const values = [users.map((user) => user.name), users.map((user) => user.email)];
     // One query for the batch: its span (pg's instrumentation) sits under one of the requests it serves.
     const result = await query({ name: 'users-insert', text: insertText, values });
     const stored = new Map((result.rows as User[]).map((row) => [row.email, row]));
@@ -123,7 +156,7 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       return row === undefined ? { status: 'rejected', reason: new DuplicateEmailError(user.email) } : { status: 'fulfilled', value: row };
     });
   };
-  const creates = new TurnBatcher<NewUser, User>(async (users) => {
+  const creates = new WriteBatcher<NewUser, User>(async (users) => {
     await init();
     try {
       return await insertUsers(users);
@@ -142,11 +175,34 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     init,
     async page(after: number, limit: number) {
       await init();
-      // Named statements are parsed once per connection.
-      const result = await query({ name: 'users-page', text: pageText, values: [after, limit] });
-      return result.rows as User[];
+      return pages.run(`${after}:${limit}`, () => readPage(after, limit));
     },
-    // The creates of one turn of the event loop go in one statement (turn-batcher.ts).
+    // A batch is one COPY (not one for the whole list: that would hold a connection and a snapshot,
+    // keeping VACUUM from its dead rows, for as long as the slowest client takes to read).
+    async batch(after: number, limit: number) {
+      await init();
+      const text = copyText(selectUsers, after, limit);
+      // One bound for the whole batch, the wait for a connection included, as for the other queries.
+      const copy = async (): Promise<UserBatch> => {
+        const deadline = performance.now() + QUERY_TIMEOUT_MS;
+        const client = await pool.connect();
+        try {
+          const batch = await copyBatch(client, text, limit, Math.max(0, deadline - performance.now()));
+          client.release();
+          return batch;
+        } catch (error) {
+          // A COPY cut short leaves the connection in the middle of it: closed, not given back.
+          client.release(error instanceof Error ? error : new Error(String(error)));
+          throw error;
+        }
+      };
+      try {
+        return await batchPermits.run(copy);
+      } catch (error) {
+        throw classify(error);
+      }
+    },
+    // Creates that arrive while a batch is written go together in the next one (write-batcher.ts).
     create: (user: NewUser) => creates.submit(user),
     async ping(timeoutMs: number) {
       try {

@@ -1,19 +1,9 @@
 import { Readable } from 'node:stream';
 import { errorAnswer, HttpError, sendUnchecked, type ReadyCheck } from '@svc/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import {
-  BadListQuery,
-  DatabaseStatus,
-  ListQuery,
-  NewUserBody,
-  nextPageLink,
-  REQUIRED_MESSAGE,
-  User,
-  userRequestChecks,
-  UserList,
-} from '@svc/users-api';
+import { BadListQuery, DatabaseStatus, ListQuery, NewUserBody, nextPageLink, User, userRequestChecks, UserList } from '@svc/users-api';
 import { STREAM_BATCH, streamList } from './list-stream.js';
-import { DatabaseUnavailableError, DuplicateEmailError, type UserStore } from './user-store.js';
+import { DatabaseUnavailableError, DuplicateEmailError, type UserPage, type UserStore } from './user-store.js';
 
 /** The health probe gives up after this, well within the 2 s it must answer in and the 3 s image health check. */
 const PING_TIMEOUT_MS = 1_000;
@@ -51,6 +41,15 @@ const unavailable = errorAnswer('The database is unreachable or too slow; try ag
 
 /** GET /api/users on the store (spec 4.2, 4.3), with keyset pagination for clients that want pages. */
 export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox {
+  // A page answered whole, encoded once for every request that gets the same page object: the
+  // ones sharing a PostgreSQL query (coalesce.ts), or SQLite's cached head of the list. Kept only
+  // as long as the page itself (so at most as many bytes again as SQLite's bounded page cache).
+  const bodies = new WeakMap<UserPage, Buffer>();
+  const wholeBody = (page: UserPage): Buffer => {
+    let body = bodies.get(page);
+    if (body === undefined) bodies.set(page, (body = Buffer.from(`[${page.json}]`)));
+    return body;
+  };
   return (app, _options, done) => {
     const schema = {
       summary: 'List every user, or one page of them',
@@ -67,22 +66,17 @@ export function listUsersPlugin(store: UserStore): FastifyPluginCallbackTypebox 
     };
     app.get('/api/users', { schema, ...userRequestChecks }, async (request, reply) => {
       const { limit, after = 0 } = request.query;
-      const size = limit ?? STREAM_BATCH;
-      // One user more than the page holds says whether more follow.
-      const users = await fromStore(() => store.page(after, size + 1));
-      if (users.length <= size) return users;
-      users.pop();
-      if (limit !== undefined) return reply.header('link', nextPageLink(limit, users.at(-1)!.id)).send(users);
+      const page = await fromStore(() => store.page(after, limit ?? STREAM_BATCH));
       void reply.type('application/json; charset=utf-8');
+      if (limit !== undefined && page.more && page.lastId !== undefined) void reply.header('link', nextPageLink(limit, page.lastId));
+      // The body is JSON text written by the database (UserPage), a list of User by construction.
+      if (limit !== undefined || !page.more) sendUnchecked(reply, wholeBody(page));
       // HEAD gets the streamed answer's headers without reading the rest of the table.
-      if (request.method === 'HEAD') sendUnchecked(reply, Readable.from([]));
+      else if (request.method === 'HEAD') sendUnchecked(reply, Readable.from([]));
       else {
         const cut = (error: unknown, lastId: number | undefined): void =>
           request.log.error({ err: error, lastId }, 'user list cut short: the database failed while it was being sent');
-        // Each page written by the route's own serializer, of its 200 schema (UserList); Fastify's
-        // types take any serializer's input for an object, this one's is that schema's array.
-        const serialize = reply.getSerializationFunction('200') as unknown as (users: User[]) => string;
-        sendUnchecked(reply, streamList(store, users, serialize, cut));
+        sendUnchecked(reply, streamList(store, page, cut));
       }
       return reply;
     });
@@ -146,7 +140,7 @@ export function createUserPlugin(store: UserStore): FastifyPluginCallbackTypebox
           body: NewUserBody,
           response: {
             201: User,
-            400: errorAnswer('Missing, empty, over-long or malformed name or email, or malformed JSON', REQUIRED_MESSAGE),
+            400: errorAnswer('Missing, empty, over-long or malformed name or email, or malformed JSON', 'Name and email are required'),
             409: errorAnswer('The email is taken', 'A user with this email already exists'),
             503: unavailable,
           },
@@ -155,8 +149,8 @@ export function createUserPlugin(store: UserStore): FastifyPluginCallbackTypebox
       },
       async (request, reply) => {
         // Stored trimmed, so ` a@b.c ` and `a@b.c` are one email; the lengths counted as sent.
-        const { body } = request;
-        const user = await fromStore(() => store.create({ ...body, name: body.name.trim(), email: body.email.trim() }));
+        const { name, email } = request.body;
+        const user = await fromStore(() => store.create({ name: name.trim(), email: email.trim() }));
         return reply.code(201).send(user);
       },
     );

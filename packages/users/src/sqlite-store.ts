@@ -2,10 +2,16 @@ import { tracingChannel } from 'node:diagnostics_channel';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { TurnBatcher, type BatchOptions } from './turn-batcher.js';
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User, type UserStore } from './user-store.js';
+import type { Worker } from 'node:worker_threads';
+import { PageCache } from './page-cache.js';
+import { classifySqlite, SqliteWriterThread } from './sqlite-writer-thread.js';
+import type { NewUser, User, UserPage, UserStore } from './user-store.js';
+import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
-export type SqliteStoreOptions = BatchOptions;
+export interface SqliteStoreOptions extends BatchOptions {
+  /** Told of each writer thread as it starts (tests end one to see the store survive it). */
+  onWriterStart?: (worker: Worker) => void;
+}
 
 /** The file's name inside DATA_DIR, as the original's `sqlite:///app.db`. */
 export const SQLITE_FILE = 'app.db';
@@ -19,14 +25,8 @@ const createTable = `CREATE TABLE IF NOT EXISTS users (
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 )`;
 
-// Codes meaning "the file is busy, unreadable or full", worth a retry rather than a bug report.
-const unavailableCodes = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|NOMEM)/;
-
-/** The error of a SQLite call: unavailable (503) for the codes above, otherwise as it came (500). */
-function classify(error: unknown): unknown {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && unavailableCodes.test(code) ? new DatabaseUnavailableError(error) : error;
-}
+/** Most JSON text the page cache holds: a few pages of users, never a whole large table. */
+const PAGE_CACHE_BYTES = 4 * 1024 * 1024;
 
 // Each statement is published on a tracing channel (Node's diagnostics_channel) with its summary, never its
 // parameters, for a tracer to make it a span (packages/telemetry does); with no subscriber it just runs.
@@ -42,65 +42,92 @@ const insertStatement: Statement = { operation: 'INSERT', collection: 'users' };
 const probeStatement: Statement = { operation: 'SELECT' };
 
 /**
- * A SQLite file in dataDir through better-sqlite3, on this thread: its calls are synchronous and
- * short. The creates of one turn of the event loop are committed together, in one transaction and
- * one sync (turn-batcher.ts). WAL and the busy timeout let another process (a backup) share the file.
+ * A SQLite file in dataDir through better-sqlite3. Reads are synchronous and short, on this
+ * thread's connection; creates go to a writer thread (sqlite-writer.ts) with the write connection,
+ * which commits those that arrive together in one transaction and one sync (group commit). WAL lets
+ * readers run beside the writer, and the busy timeout lets two processes share the file.
  */
 export function createSqliteStore(dataDir: string, options: SqliteStoreOptions = {}): UserStore {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, SQLITE_FILE));
+  const file = join(dataDir, SQLITE_FILE);
+  const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 2000');
-  // FULL: each commit syncs the WAL before it returns, so a 201 is on disk as PostgreSQL's default
-  // (synchronous_commit=on) promises; NORMAL syncs only at checkpoints, so a power loss could take
-  // back users already answered 201.
+  // FULL, here and in the writer: each commit syncs the WAL before it returns, so a 201 is on disk
+  // as PostgreSQL's default (synchronous_commit=on) promises; NORMAL syncs only at checkpoints, so a
+  // power loss could take back users already answered 201.
   db.pragma('synchronous = FULL');
+  // Created here, before the first read is prepared; the writer thread does every later write.
   db.exec(createTable);
-  const page = db.prepare<[number, number], User>('SELECT id, name, email, created_at FROM users WHERE id > ? ORDER BY id LIMIT ?');
-  const insert = db.prepare<[NewUser], User>(
-    'INSERT INTO users (name, email) VALUES (@name, @email) ON CONFLICT (email) DO NOTHING RETURNING id, name, email, created_at',
+  // json_object writes what JSON.stringify writes for these columns; one row per page.
+  const page = db.prepare<[number, number], { json: string | null; last_id: number | null }>(
+    `SELECT group_concat(json_object('id', id, 'name', name, 'email', email, 'created_at', created_at), ',' ORDER BY id) AS json,
+      max(id) AS last_id FROM (SELECT * FROM users WHERE id > ? ORDER BY id LIMIT ?)`,
   );
+  const after = db.prepare<[number], number>('SELECT EXISTS (SELECT 1 FROM users WHERE id > ?)').pluck();
   const probe = db.prepare<[], { ok: number }>('SELECT 1 AS ok');
+  // The head of the list (a small table whole, the first page a client asks for) is read far more
+  // often than the table changes, so those pages are kept (at most PAGE_CACHE_BYTES of JSON) until
+  // another connection commits (this store's writer thread, or another process on the file), which
+  // changes PRAGMA data_version, far cheaper to check than a page to read. Later pages are not kept:
+  // a long list streamed through the cache would keep every batch alive long enough to reach V8's
+  // old generation.
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const cache = new PageCache(PAGE_CACHE_BYTES);
+  let cachedVersion: number | undefined;
+  const readPage = (from: number, limit: number): UserPage => {
+    const row = page.get(from, limit);
+    const lastId = row?.last_id ?? undefined;
+    return { json: row?.json ?? '', lastId, more: lastId !== undefined && after.get(lastId) === 1 };
+  };
 
   /** The action's result, its error classified; in a span of `statement` when tracing is on. */
   const run = <T>(action: () => T, statement?: Statement): Promise<T> => {
     try {
       return Promise.resolve(statement === undefined ? action() : traceStatement(statement, action));
     } catch (error) {
-      return Promise.reject(classify(error));
+      return Promise.reject(classifySqlite(error));
     }
   };
 
-  // A failing row (a CHECK) is that row's failure only; an error after which SQLite rolled the
-  // transaction back (a full disk, an I/O error) fails the batch, as does a failed COMMIT.
-  const insertBatch = db.transaction((users: NewUser[]) =>
-    users.map((user): PromiseSettledResult<User> => {
-      try {
-        const stored = insert.get(user);
-        return stored === undefined
-          ? { status: 'rejected', reason: new DuplicateEmailError(user.email) }
-          : { status: 'fulfilled', value: stored };
-      } catch (error) {
-        if (!db.inTransaction) throw error;
-        return { status: 'rejected', reason: classify(error) };
-      }
-    }),
-  );
-  // IMMEDIATE: the write lock is taken at BEGIN, so another process's write waits there (busy timeout).
-  const creates = new TurnBatcher<NewUser, User>((users) => run(() => insertBatch.immediate(users)), options);
+  const writer = new SqliteWriterThread(file, options.onWriterStart);
+  let firstProbe = true;
+  const creates = new WriteBatcher<NewUser, User>((users) => writer.write(users), options);
 
   return {
     // The table is created when the file is opened above; nothing can be pending here.
     init: () => Promise.resolve(),
-    page: (from: number, limit: number) => run(() => page.all(from, limit), selectStatement),
+    page: (from: number, limit: number) =>
+      run(() => {
+        const version = dataVersion.get() as number;
+        if (version !== cachedVersion) {
+          cache.clear();
+          cachedVersion = version;
+        }
+        if (from !== 0) return readPage(from, limit);
+        return cache.get(from, limit) ?? cache.set(from, limit, readPage(from, limit));
+      }, selectStatement),
     // The span covers the wait for the batch as well as its transaction: what the request waited for.
     create: (user: NewUser) => traceStatement(insertStatement, () => creates.submit(user)),
-    ping: () => run(() => Boolean(probe.get()?.ok), probeStatement).catch(() => false),
-    // Creates already accepted are written and answered first; closing the last connection
-    // checkpoints the WAL into the file.
+    // Both connections: the list needs this one, creates the writer's (a dead writer is started again).
+    // The writer thread boots a Node environment of its own: the first probe starts it and answers for
+    // this connection alone, which opened the same file, so the service is healthy without waiting for
+    // that boot; every later probe asks the writer too.
+    ping: async (timeoutMs: number) => {
+      const read = await run(() => Boolean(probe.get()?.ok), probeStatement).catch(() => false);
+      if (firstProbe) {
+        firstProbe = false;
+        writer.started();
+        return read;
+      }
+      return read && (await writer.ping(timeoutMs));
+    },
+    // Creates already accepted are written and answered first; the writer's connection closes last,
+    // so the WAL's final checkpoint runs on its thread.
     close: async () => {
       await creates.close();
       await run(() => void db.close());
+      await writer.close();
     },
   };
 }

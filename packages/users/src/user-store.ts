@@ -1,12 +1,42 @@
-import type { NewUserBody, User } from '@svc/users-api';
+import type { User } from '@svc/users-api';
 
 export type { User };
 
 /** What a client supplies to create a user, already checked against NewUserBody and trimmed. */
-export type NewUser = NewUserBody;
+export interface NewUser {
+  name: string;
+  email: string;
+}
 
 /** The largest id either database hands out, and the most users one page holds: limits of the HTTP contract. */
 export { MAX_ID, MAX_PAGE_SIZE } from '@svc/users-api';
+
+/** About what one user takes in the list's JSON: what a batch's buffer and a client's pace are reckoned in. */
+export const BYTES_PER_USER = 128;
+
+/**
+ * One page of the list, as the database wrote it: the users' JSON objects joined by commas,
+ * without brackets, byte for byte what JSON.stringify gives for the same rows (same field
+ * order, same escapes), so that Node forwards text instead of building objects.
+ */
+export interface UserPage {
+  /** `{"id":1,"name":…},{"id":2,…}`; empty when no user has a greater id. */
+  json: string;
+  /** The id of the page's last user; undefined when the page is empty. */
+  lastId: number | undefined;
+  /** Whether users with an id above lastId exist (when the page was read). */
+  more: boolean;
+}
+
+/** A batch of a streamed list after its first page. */
+export interface UserBatch {
+  /** `,{"id":…},{"id":…}`: each user's JSON object after a comma, what follows earlier users in the array; empty when none. */
+  body: string | Buffer;
+  /** The id of the batch's last user; undefined when the batch is empty. */
+  lastId: number | undefined;
+  /** Whether users may follow: the batch was full, or the page said so. */
+  more: boolean;
+}
 
 /** A connection pool's state, read at each scrape (store-metrics.ts). */
 export interface PoolStats {
@@ -45,10 +75,16 @@ export interface UserStore {
   /** Creates the table when absent; safe when several instances do it at once. */
   init(): Promise<void>;
   /**
-   * The users with an id above `after`, ordered by id, at most `limit` of them: one short query, so
-   * a long list is read as a series of pages (list-stream.ts), each bounded in time and in memory.
+   * The users with an id above `after`, ordered by id, at most `limit` of them, as JSON text
+   * made by the database itself (see UserPage). One short query: a long list is read as a
+   * series of pages (list-stream.ts), each bounded in time and in memory.
    */
-  page(after: number, limit: number): Promise<User[]>;
+  page(after: number, limit: number): Promise<UserPage>;
+  /**
+   * The next batch of a streamed list, users after `after`, at most `limit` of them, when the
+   * store has a faster way to read them than page() (list-stream.ts uses page() otherwise).
+   */
+  batch?(after: number, limit: number): Promise<UserBatch>;
   /** Stores the user; rejects with DuplicateEmailError when the email is taken. */
   create(user: NewUser): Promise<User>;
   /** True when `SELECT 1` answers within timeoutMs; never rejects, never takes much longer. */

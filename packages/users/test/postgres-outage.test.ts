@@ -19,6 +19,18 @@ describe('PostgreSQL adapter when the database hangs', () => {
     }
   });
 
+  it('gives the failure of a shared page query to every reader waiting for it', async () => {
+    const silent = await startSilentServer();
+    const store = createPostgresStore(silent.url, { connectTimeoutMs: 300 });
+    try {
+      const readers = await Promise.allSettled(Array.from({ length: 20 }, () => store.page(0, 100)));
+      for (const reader of readers) expect(reader).toMatchObject({ status: 'rejected', reason: expect.any(DatabaseUnavailableError) });
+    } finally {
+      await store.close();
+      await silent.close();
+    }
+  });
+
   it('fails data calls as unavailable when nothing listens', async () => {
     const silent = await startSilentServer();
     await silent.close(); // its port is now closed

@@ -1,7 +1,7 @@
 import { listAll } from './store-suite.js';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, DatabaseUnavailableError, type UserStore } from '../src/index.js';
+import { createPostgresStore, DatabaseUnavailableError, MAX_STREAM_BATCH, type User, type UserStore } from '../src/index.js';
 import { usePostgres } from '@svc/testing/postgres';
 import { storeSuite } from './store-suite.js';
 
@@ -66,32 +66,120 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
     }
   });
 
-  it('fails a page query cut by the server as unavailable, and reads the next one on a new connection', async () => {
+  it('shares page queries under concurrency, yet every read that starts after a write was acknowledged shows it', async () => {
+    const url = await postgres!.createDatabase();
+    const reader = createPostgresStore(url);
+    const writer = createPostgresStore(url); // another instance: its writes reach the reader only through the database
+    try {
+      await reader.init();
+      // Enough rows that a page query is still in flight when the write is acknowledged.
+      await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 900) AS i");
+      for (let round = 0; round < 40; round += 1) {
+        const inFlight = Array.from({ length: 5 }, () => reader.page(0, 1000));
+        const written = await writer.create({ name: `W${round}`, email: `w${round}@example.com` });
+        const page = await reader.page(0, 1000);
+        expect(page.json).toContain(`"email":"w${round}@example.com"`);
+        expect(page.lastId).toBe(written.id);
+        // Those sent before the write may or may not show it, but each is a whole page.
+        for (const before of await Promise.all(inFlight))
+          expect(JSON.parse(`[${before.json}]`)).toHaveLength(900 + round + (before.lastId === written.id ? 1 : 0));
+      }
+    } finally {
+      await Promise.all([reader.close(), writer.close()]);
+    }
+  });
+
+  it('reads batches of the streamed list with COPY, byte for byte what JSON.stringify writes', async () => {
     const url = await postgres!.createDatabase();
     const store = createPostgresStore(url);
-    const locker = new pg.Client({ connectionString: url });
-    // Watches from outside the locker's transaction: within one, PostgreSQL shows the sessions' queries
-    // as they were at its first look, so a query sent after that would never be seen there.
-    const watcher = new pg.Client({ connectionString: url });
-    await Promise.all([locker.connect(), watcher.connect()]);
     try {
-      await store.init();
-      await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 10) AS i");
-      // The page's query waits for the lock until its backend is terminated, as by an operator or a restart.
-      await locker.query('BEGIN; LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
-      const cut = store.page(0, 100).catch((e: unknown) => e);
-      const terminate =
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-users' AND wait_event_type = 'Lock'";
-      await expect.poll(async () => (await watcher.query(terminate)).rowCount, { interval: 20, timeout: 4_000 }).toBe(1);
-      expect(await cut).toBeInstanceOf(DatabaseUnavailableError);
-      await locker.query('COMMIT');
-      expect(await store.page(0, 100)).toHaveLength(10);
+      const names = [
+        'quo"te',
+        'back\\slash \\" \\n',
+        'ctl\u0001\u0002\u001f\u007f',
+        'nl\n\r\t\b\f',
+        'ü€😀',
+        'ls\u2028ps\u2029',
+        '</script>',
+        'comma,semi;',
+      ];
+      const users: User[] = [];
+      for (const [i, name] of names.entries()) users.push(await store.create({ name, email: `u${i}@example.com` }));
+      const whole = await store.batch!(0, MAX_STREAM_BATCH);
+      expect(whole.body.toString()).toBe(users.map((user) => `,${JSON.stringify(user)}`).join(''));
+      expect(whole).toMatchObject({ lastId: users.at(-1)!.id, more: false });
+      const rest = await store.batch!(users[5]!.id, MAX_STREAM_BATCH);
+      expect(rest.body.toString()).toBe(
+        users
+          .slice(6)
+          .map((user) => `,${JSON.stringify(user)}`)
+          .join(''),
+      );
+      expect(await store.batch!(users.at(-1)!.id, MAX_STREAM_BATCH)).toMatchObject({ lastId: undefined, more: false });
+      expect((await store.batch!(users.at(-1)!.id, MAX_STREAM_BATCH)).body.length).toBe(0);
     } finally {
-      await Promise.all([locker.end(), watcher.end()]);
       await store.close();
     }
   });
 
+  it('rejects a COPY batch the server refuses, and serves on without the connection it ran on', async () => {
+    const url = await postgres!.createDatabase();
+    await sql(url, 'CREATE TABLE users (id integer PRIMARY KEY)'); // a table of the same name without our columns
+    const store = createPostgresStore(url);
+    try {
+      const error: unknown = await store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(pg.DatabaseError);
+      expect((error as pg.DatabaseError).code).toBe('42703'); // undefined column
+      expect(await store.ping(1_000)).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails a COPY batch cut by the server as unavailable, and reads the next one on a new connection', async () => {
+    const url = await postgres!.createDatabase();
+    const store = createPostgresStore(url);
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await store.init();
+      await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 10) AS i");
+      // The COPY waits for the lock until its backend is terminated, as by an operator or a restart.
+      await locker.query('BEGIN; LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      const cut = store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
+      for (let terminated = 0; terminated === 0;) {
+        const result = await locker.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-users' AND query LIKE 'COPY%'",
+        );
+        terminated = result.rowCount ?? 0;
+      }
+      expect(await cut).toBeInstanceOf(DatabaseUnavailableError);
+      await locker.query('COMMIT');
+      expect(await store.batch!(0, MAX_STREAM_BATCH)).toMatchObject({ lastId: 10, more: false });
+    } finally {
+      await locker.end();
+      await store.close();
+    }
+  });
+
+  it('says more users may follow a full COPY batch, and reads as many users as asked', async () => {
+    const url = await postgres!.createDatabase();
+    const store = createPostgresStore(url);
+    try {
+      await store.init();
+      await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 5005) AS i");
+      const full = await store.batch!(0, MAX_STREAM_BATCH);
+      expect(full).toMatchObject({ lastId: 5_000, more: true });
+      const users = JSON.parse(`[${full.body.toString().slice(1)}]`) as User[];
+      expect(users.map((user) => user.id)).toEqual(Array.from({ length: 5_000 }, (_, i) => i + 1));
+      expect(await store.batch!(5_000, MAX_STREAM_BATCH)).toMatchObject({ lastId: 5_005, more: false });
+      const small = await store.batch!(10, 3);
+      expect(small).toMatchObject({ lastId: 13, more: true });
+      expect((JSON.parse(`[${small.body.toString().slice(1)}]`) as User[]).map((user) => user.id)).toEqual([11, 12, 13]);
+    } finally {
+      await store.close();
+    }
+  });
   it('answers a ping within its time while every pool connection waits on a lock: a busy pool is not a database gone', async () => {
     const url = await postgres!.createDatabase();
     const store = createPostgresStore(url, { poolSize: 2 });

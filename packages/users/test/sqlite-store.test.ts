@@ -1,7 +1,8 @@
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, DatabaseUnavailableError, type UserStore } from '../src/index.js';
 import { listAll, storeSuite } from './store-suite.js';
@@ -23,39 +24,68 @@ describe('SQLite adapter', () => {
   );
 });
 
-describe('SQLite adapter: its file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-sqlite-file-'));
+describe('SQLite adapter: its writer thread', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-sqlite-writer-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('is left whole by close(), without its -wal', async () => {
-    const dataDir = join(dir, 'close');
-    const store = createSqliteStore(dataDir);
-    const user = await store.create({ name: 'One', email: 'one@example.com' });
-    expect(existsSync(join(dataDir, 'app.db-wal'))).toBe(true);
-    await store.close();
-    expect(existsSync(join(dataDir, 'app.db-wal'))).toBe(false);
-    const reopened = createSqliteStore(dataDir);
+  it('fails the creates it held as unavailable when it dies, and is started again for the next', async () => {
+    const writers: Worker[] = [];
+    const dataDir = join(dir, 'crash');
+    // The first writer dies with a batch posted to it and not answered.
+    const store = createSqliteStore(dataDir, { onWriterStart: (worker) => writers.push(worker) === 1 && void worker.terminate() });
     try {
-      expect(await listAll(reopened)).toEqual([user]);
+      const results = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => store.create({ name: `Lost ${i}`, email: `lost${i}@example.com` })),
+      );
+      for (const result of results) expect(result).toMatchObject({ status: 'rejected', reason: expect.any(DatabaseUnavailableError) });
+      expect(((results[0] as PromiseRejectedResult).reason as Error).message).toMatch(/the SQLite writer thread stopped/);
+      expect(await store.ping(1_000)).toBe(true);
+      const after = await store.create({ name: 'After', email: 'after@example.com' });
+      expect(writers).toHaveLength(2);
+      expect(await listAll(store)).toEqual([after]);
     } finally {
-      await reopened.close();
+      await store.close();
     }
   });
 
-  it('fails a batch as unavailable while another process holds the write lock, and writes once it is free', async () => {
-    const dataDir = join(dir, 'locked');
-    const store = createSqliteStore(dataDir);
-    const other = new Database(join(dataDir, 'app.db'));
-    other.pragma('busy_timeout = 0');
+  it('is started by the first probe, which answers without waiting for its boot; later probes wait for it', async () => {
+    const online: boolean[] = [];
+    const store = createSqliteStore(join(dir, 'probe'), {
+      onWriterStart: (worker) => {
+        const index = online.push(false) - 1;
+        worker.once('online', () => (online[index] = true));
+      },
+    });
     try {
-      other.exec('BEGIN IMMEDIATE');
-      const results = await Promise.allSettled([0, 1].map((i) => store.create({ name: `L${i}`, email: `l${i}@example.com` })));
-      for (const result of results) expect(result).toMatchObject({ status: 'rejected', reason: expect.any(DatabaseUnavailableError) });
-      other.exec('COMMIT');
-      expect(await store.create({ name: 'After', email: 'after@example.com' })).toMatchObject({ name: 'After' });
+      expect(online).toEqual([]);
+      expect(await store.ping(1_000)).toBe(true);
+      expect(online).toEqual([false]);
+      expect(await store.ping(1_000)).toBe(true);
+      expect(online).toEqual([true]);
     } finally {
-      other.close();
       await store.close();
     }
+  });
+
+  it('makes every probe after the first report the database disconnected when it cannot run', async () => {
+    const store = createSqliteStore(join(dir, 'broken'), { onWriterStart: (worker) => void worker.terminate() });
+    try {
+      expect(await store.ping(1_000)).toBe(true);
+      expect(await store.ping(1_000)).toBe(false);
+      expect(await store.ping(1_000)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('ends with close(), which leaves the file whole without its -wal', async () => {
+    const exits: Promise<unknown[]>[] = [];
+    const dataDir = join(dir, 'close');
+    const store = createSqliteStore(dataDir, { onWriterStart: (worker) => exits.push(once(worker, 'exit')) });
+    await store.create({ name: 'One', email: 'one@example.com' });
+    await store.close();
+    expect(exits).toHaveLength(1);
+    expect(await exits[0]).toEqual([0]);
+    expect(existsSync(join(dataDir, 'app.db-wal'))).toBe(false);
   });
 });

@@ -1,14 +1,22 @@
+import { createServer } from '@svc/kit';
 import { describe, expect, it } from 'vitest';
-import { DatabaseUnavailableError, DuplicateEmailError, type BatchOptions, type User, type UserStore } from '../src/index.js';
+import {
+  createUserPlugin,
+  DatabaseUnavailableError,
+  DuplicateEmailError,
+  type BatchOptions,
+  type User,
+  type UserStore,
+} from '../src/index.js';
 
-/** Every user, read page after page as the list route reads them. */
+/** Every user, read page after page as the list route reads them, and parsed. */
 export async function listAll(store: UserStore, pageSize = 1000): Promise<User[]> {
   const users: User[] = [];
   for (let after = 0; ;) {
     const page = await store.page(after, pageSize);
-    users.push(...page);
-    if (page.length < pageSize) return users;
-    after = page.at(-1)!.id;
+    users.push(...(JSON.parse(`[${page.json}]`) as User[]));
+    if (!page.more || page.lastId === undefined) return users;
+    after = page.lastId;
   }
 }
 import { isoUtc } from '@svc/testing/contract/common';
@@ -102,31 +110,35 @@ export function storeSuite(open: (options?: BatchOptions) => Promise<UserStore>,
       }
     });
 
-    it('gives each user as stored, odd characters included', () =>
+    it('writes each page as the JSON text JSON.stringify gives for its users, escapes included', () =>
       withStore(async (store) => {
         const names = ['quo"te', 'back\\slash', 'ctl\u0001\u001f\u007f', 'nl\n\r\t\b\f', 'ü€😀', 'ls\u2028ps\u2029', '</script>'];
         const users: User[] = [];
         for (const [i, name] of names.entries()) users.push(await store.create({ name, email: `u${i}@example.com` }));
-        expect(await store.page(0, 1000)).toEqual(users);
-        expect(await store.page(0, 2)).toEqual(users.slice(0, 2));
-        expect(await store.page(users[1]!.id, 1000)).toEqual(users.slice(2));
-        expect(await store.page(users.at(-1)!.id, 10)).toEqual([]);
+        const whole = await store.page(0, 1000);
+        expect(`[${whole.json}]`).toBe(JSON.stringify(users));
+        expect(whole).toMatchObject({ lastId: users.at(-1)!.id, more: false });
+        const firstTwo = await store.page(0, 2);
+        expect(firstTwo).toEqual({ json: JSON.stringify(users.slice(0, 2)).slice(1, -1), lastId: users[1]!.id, more: true });
+        const rest = await store.page(users[1]!.id, 1000);
+        expect(`[${rest.json}]`).toBe(JSON.stringify(users.slice(2)));
+        expect(await store.page(users.at(-1)!.id, 10)).toEqual({ json: '', lastId: undefined, more: false });
       }));
 
-    it('pages by id: no user twice or missing, at most the page size', () =>
+    it('pages by id: no user twice or missing, more is false exactly on the last page', () =>
       withStore(async (store) => {
         const created: User[] = [];
         for (let i = 0; i < 25; i += 1) created.push(await store.create({ name: `P${i}`, email: `p${i}@example.com` }));
         expect(await listAll(store, 5)).toEqual(created);
         expect(await listAll(store, 7)).toEqual(created);
-        expect(await store.page(created[19]!.id, 5)).toEqual(created.slice(20));
-        expect(await store.page(created[18]!.id, 5)).toEqual(created.slice(19, 24));
+        expect((await store.page(created[19]!.id, 5)).more).toBe(false);
+        expect((await store.page(created[18]!.id, 5)).more).toBe(true);
       }));
 
     it('sees a user created after a page was read', () =>
       withStore(async (store) => {
         const first = await store.create({ name: 'First', email: 'first@example.com' });
-        expect((await store.page(0, 10)).map((user) => user.id)).toEqual([first.id]);
+        expect((await store.page(0, 10)).lastId).toBe(first.id);
         const second = await store.create({ name: 'Second', email: 'second@example.com' });
         expect(await listAll(store)).toEqual([first, second]);
       }));
@@ -186,13 +198,62 @@ export function storeSuite(open: (options?: BatchOptions) => Promise<UserStore>,
         }, options);
       });
 
+      it('refuses creates past the queue bound as unavailable, and writes every one it accepted', () =>
+        withStore(
+          async (store) => {
+            const results = await Promise.allSettled(
+              Array.from({ length: 10 }, (_, i) => store.create({ name: `Q${i}`, email: `q${i}@example.com` })),
+            );
+            expect(results.map((result) => result.status)).toEqual([
+              ...Array<string>(3).fill('fulfilled'),
+              ...Array<string>(7).fill('rejected'),
+            ]);
+            for (const result of results.slice(3)) {
+              expect((result as PromiseRejectedResult).reason).toBeInstanceOf(DatabaseUnavailableError);
+              expect(((result as PromiseRejectedResult).reason as Error).message).toMatch(/write queue is full/);
+            }
+            expect(await listAll(store)).toEqual(created(results));
+            // Refused only while the queue was full.
+            expect(await store.create({ name: 'Later', email: 'later@example.com' })).toMatchObject({ name: 'Later' });
+          },
+          { maxQueue: 3, maxBatch: 2 },
+        ));
+
+      it('answers a create refused by a full queue 503 with Retry-After, and 201 to the others', () =>
+        withStore(
+          async (store) => {
+            const app = createServer({ logger: false, api: { title: 'users', description: 'store suite' } });
+            void app.register(createUserPlugin(store));
+            try {
+              const answers = await Promise.all(
+                Array.from({ length: 20 }, (_, i) =>
+                  app.inject({ method: 'POST', url: '/api/users', payload: { name: `H${i}`, email: `h${i}@example.com` } }),
+                ),
+              );
+              const refused = answers.filter((res) => res.statusCode === 503);
+              expect(refused.length).toBeGreaterThan(0);
+              for (const res of refused) {
+                expect(res.headers['retry-after']).toBe('1');
+                expect(res.json()).toEqual({ error: 'Database unavailable; try again later' });
+              }
+              const acknowledged = answers.filter((res) => res.statusCode === 201).map((res) => res.json<User>());
+              expect(acknowledged.length + refused.length).toBe(20);
+              expect(await listAll(store)).toEqual(acknowledged.sort((a, b) => a.id - b.id));
+            } finally {
+              await app.close();
+            }
+          },
+          { maxQueue: 1, maxBatch: 1 },
+        ));
+
       it('shows each acknowledged create to the next list read, whichever batch it was in', () =>
         withStore(async (store) => {
           for (let round = 0; round < 10; round += 1) {
+            await store.page(0, 1000); // the head of the list as it was, cached where the store caches it
             await Promise.all(
               Array.from({ length: 8 }, async (_, i) => {
                 const user = await store.create({ name: `R${round}.${i}`, email: `r${round}.${i}@example.com` });
-                expect(await store.page(0, 1000)).toContainEqual(user);
+                expect((await store.page(0, 1000)).json).toContain(JSON.stringify(user));
               }),
             );
           }

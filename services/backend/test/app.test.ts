@@ -24,7 +24,7 @@ describe('variant C backend app (in-process, fake store)', () => {
   });
 
   it('lists without ever creating: POST is 405 and does not reach the store', async () => {
-    const app = createBackendApp({ logger: false, store: fakeStore({ page: async () => [] }) });
+    const app = createBackendApp({ logger: false, store: fakeStore({ page: async () => ({ json: '', lastId: undefined, more: false }) }) });
     expect((await app.inject({ method: 'GET', url: '/api/users' })).body).toBe('[]');
     const res = await app.inject({ method: 'POST', url: '/api/users', payload: { name: 'A', email: 'a@b.c' } });
     expect(res.statusCode).toBe(405);

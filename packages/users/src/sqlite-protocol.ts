@@ -1,0 +1,28 @@
+/**
+ * The messages between a SQLite store and its writer thread (sqlite-writer.ts). Types only: the
+ * writer runs from its source under Vitest (Node strips the types), so it imports nothing of ours at run time.
+ */
+import type { NewUser, User } from './user-store.js';
+
+/** What the writer is started with. */
+export interface WriterData {
+  /** The database file, already created with its table by the store. */
+  file: string;
+}
+
+/** An error as it crosses the thread boundary: SQLite's code is what says "unavailable" or "bug". */
+export interface WriterError {
+  message: string;
+  code: string | undefined;
+}
+
+export type WriterRequest = { kind: 'write'; id: number; users: NewUser[] } | { kind: 'ping'; id: number } | { kind: 'close'; id: number };
+
+/** One user of a written batch: stored, its email already taken, or its own statement failed. */
+export type RowOutcome = { user: User } | { duplicate: true } | { error: WriterError };
+
+export type WriterReply =
+  | { kind: 'written'; id: number; rows: RowOutcome[] }
+  | { kind: 'failed'; id: number; error: WriterError }
+  | { kind: 'pong'; id: number; ok: boolean }
+  | { kind: 'closed'; id: number };
