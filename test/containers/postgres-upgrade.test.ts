@@ -77,7 +77,9 @@ describe.skipIf(stage.skipReason !== undefined)(
 
     it('backup.sh on 15, restore.sh on 18 in a new volume of the same project: every user as before, new ids after them', async () => {
       const started = performance.now();
-      await compose([...on15, 'up', '-d', '--wait'], { timeoutMs: 180_000 });
+      // Not --wait: on a busy machine web can miss its 5 s start period and turn healthy only at the 30 s probe.
+      // up still waits for db's health (depends_on); ready() then polls web itself.
+      await compose([...on15, 'up', '-d'], { timeoutMs: 180_000 });
       const url = await webUrl(on15);
       await ready([url]);
       const created = await createUsers(url);
@@ -97,23 +99,28 @@ describe.skipIf(stage.skipReason !== undefined)(
 
       step = performance.now();
       const psql = (query: string): Promise<string> => compose([...on18, 'exec', '-T', 'db', 'sh', '-c', psqlCommand(query)]);
-      expect(await psql('SHOW server_version')).toMatch(/^18\./);
-      expect(await psql('SHOW data_directory')).toBe('/var/lib/postgresql/18/docker');
+      const mountsOf = async (): Promise<Mount[]> =>
+        JSON.parse(await docker(['inspect', '--format', '{{json .Mounts}}', await compose([...on18, 'ps', '-q', 'db'])])) as Mount[];
+      const oldVolume = `${project}_postgres-data:/data:ro`;
+      // Independent reads, at once: each client call costs a second or more on a busy machine.
+      const [version, dataDirectory, mounts, oldVersion, rows18, restoredUrl] = await Promise.all([
+        psql('SHOW server_version'),
+        psql('SHOW data_directory'),
+        mountsOf(),
+        docker(['run', '--rm', '-v', oldVolume, 'postgres:15', 'cat', '/data/PG_VERSION']),
+        compose([...on18, 'exec', '-T', 'db', 'sh', '-c', LIST_ROWS]),
+        webUrl(on18),
+      ]);
+      expect(version).toMatch(/^18\./);
+      expect(dataDirectory).toBe('/var/lib/postgresql/18/docker');
       // The override's mount replaced the stack's: one volume, the new one, where 18 looks for it.
-      const db = await compose([...on18, 'ps', '-q', 'db']);
-      const mounts = JSON.parse(await docker(['inspect', '--format', '{{json .Mounts}}', db])) as Mount[];
       expect(mounts.filter((m) => m.Type === 'volume').map((m) => [m.Name, m.Destination])).toEqual([
         [`${project}_postgres-18-data`, '/var/lib/postgresql'],
       ]);
       // The way back: 15's volume is still there, with 15's data directory.
-      const oldVolume = `${project}_postgres-data:/data:ro`;
-      const old = await docker(['run', '--rm', '-v', oldVolume, 'postgres:15', 'cat', '/data/PG_VERSION']);
-      expect(old).toBe('15');
-
-      const rows18 = await compose([...on18, 'exec', '-T', 'db', 'sh', '-c', LIST_ROWS]);
+      expect(oldVersion).toBe('15');
       expect(rows15.split('\n')).toHaveLength(USERS);
       expect(rows18).toBe(rows15);
-      const restoredUrl = await webUrl(on18);
       await ready([restoredUrl]);
       expect(await listAllUsers(restoredUrl)).toEqual(before);
       const next = await createUser(restoredUrl, {
