@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { openSync, closeSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -7,33 +7,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ListedUser } from '@svc/testing/contract/users';
 import { checkRestore, listAllUsers, restoreSummary, startWriteLoad, type WriteLoad } from '@svc/testing/write-load';
-import { compose, docker, dockerResult, probe, publishedUrl, repoRoot, waitFor, waitHealthy } from './support/docker.js';
+import { databaseProject, ready, runScript, webUrl } from './support/database-project.js';
+import { compose, docker, dockerBin, dockerResult, publishedUrl, repoRoot, waitFor, waitHealthy } from './support/docker.js';
 import { imageOf } from './support/images.js';
 import { removeStack, running, taskUrl, tasksOf, useSingleNodeSwarm } from './support/single-node-swarm.js';
 
 const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 
-/** The engine's client with the Compose v2 plugin (support/docker.ts), for the scripts too. */
-const dockerBin = process.env.DOCKER_BIN ?? '/usr/bin/docker';
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 /** Users already there when the load starts: enough that each backup copies megabytes while creates go on. */
 const SEEDED = 100_000;
 const seedSql = (count: number): string =>
   `INSERT INTO users (name, email) SELECT 'Seed ' || i, 'seed' || i || '@example.com' FROM generate_series(1, ${count}) i`;
-
-/** Runs one of deploy/'s scripts; resolves its stdout, rejects with its output on a non-zero exit. */
-function runScript(script: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      join(repoRoot, script),
-      args,
-      { env: { ...process.env, DOCKER: dockerBin, DOCKER_COMPOSE: `${dockerBin} compose` }, timeout: 300_000 },
-      (error, stdout, stderr) =>
-        error ? reject(new Error(`${script} failed: ${error.message}\n${stdout}${stderr}`)) : resolve(stdout.trim()),
-    );
-  });
-}
 
 /** `docker <args>` reading `file` on its stdin (docker run -i), as a shell's `< file` would. */
 function dockerFromFile(args: string[], file: string): Promise<void> {
@@ -46,15 +32,6 @@ function dockerFromFile(args: string[], file: string): Promise<void> {
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`docker ${args.join(' ')} exited ${code}: ${stderr}`))));
   }).finally(() => closeSync(input));
 }
-
-/** Polls until GET <url>/ready answers 200: the service reaches its database. */
-const ready = (urls: string[]): Promise<true> =>
-  waitFor(
-    `${urls.join(', ')} to be ready`,
-    async () => (await Promise.all(urls.map(async (url) => (await probe(`${url}/ready`)).status))).every((s) => s === 200) || undefined,
-    120_000,
-    250,
-  );
 
 interface Drill {
   existing: ListedUser[];
@@ -125,30 +102,10 @@ describe.skipIf(stage.skipReason !== undefined)(
       /** Compose options of a project of deploy/compose/compose.database.yml: its own user, password file and free ports. */
       const projects: string[][] = [];
       const openProject = async (name: string, user: string): Promise<string[]> => {
-        const passwordFile = join(dir, `${name}-password`);
-        // Readable by uid 1000, which reads the bind-mounted secret in web.
-        await writeFile(passwordFile, `${randomBytes(12).toString('hex')}\n`, { mode: 0o644 });
-        const envFile = join(dir, `${name}.env`);
-        const settings = [
-          `TAG=${stage.tag}`,
-          `POSTGRES_USER=${user}`,
-          `DB_PASSWORD_FILE=${passwordFile}`,
-          'WEB_PORT=127.0.0.1:0',
-          'DB_PORT=127.0.0.1:0',
-        ];
-        await writeFile(envFile, `${settings.join('\n')}\n`);
-        const options = [
-          '--env-file',
-          envFile,
-          '-p',
-          `bk-${name}-${stage.runId}`,
-          '-f',
-          join(repoRoot, 'deploy/compose/compose.database.yml'),
-        ];
+        const options = await databaseProject(dir, `bk-${name}-${stage.runId}`, user, stage.tag);
         projects.push(options);
         return options;
       };
-      const webUrl = async (options: string[]): Promise<string> => `http://${await compose([...options, 'port', 'web', '5000'])}`;
       afterAll(async () => {
         for (const options of projects)
           await compose([...options, 'down', '-v', '--remove-orphans'], { timeoutMs: 180_000 }).catch(() => undefined);

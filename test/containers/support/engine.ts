@@ -12,11 +12,15 @@ const startScript = resolve(repoRoot, 'test/containers/support/start-engine.sh')
 const minimumEngine = 25;
 /** offline-images/build.sh: stand-ins for the official base images, under their tags. */
 const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
-/** offline-images/build-sid.sh: the same for current releases, from Debian sid's packages (nginx 1.30). */
+/** offline-images/build-sid.sh: the same for current releases, from Debian sid's packages (nginx 1.30, postgres 18). */
 const sidImagesScript = resolve(toolsDir, 'offline-images/build-sid.sh');
 
 /** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
 export const baseImages = ['node:24-bookworm-slim', 'postgres:15', 'nginx:1.30'];
+/** The upgrade drill's target (compose.postgres-18.yml): the stage needs it, a stack's own run (Podman's) does not. */
+const upgradeImages = ['postgres:18'];
+/** The images build-sid.sh makes, by its --only name; build.sh makes the others. */
+const sidImages: Record<string, string> = { 'nginx:1.30': 'nginx', 'postgres:18': 'postgres' };
 
 async function dockerSucceeds(args: string[]): Promise<boolean> {
   return (await dockerResult(args)).code === 0;
@@ -73,13 +77,19 @@ export async function prepareEngine(): Promise<Engine> {
       throw new Error('the Compose v2 plugin (docker compose) is not installed');
     });
     if (!composeVersion.startsWith('2.')) throw new Error(`docker compose is ${composeVersion}, not Compose v2`);
-    const present = await Promise.all(baseImages.map((image) => dockerSucceeds(['image', 'inspect', image])));
-    const missing = baseImages.filter((_, i) => !present[i]);
-    const fromBookworm = missing.filter((image) => !image.startsWith('nginx:'));
+    const wanted = [...baseImages, ...upgradeImages];
+    const present = await Promise.all(wanted.map((image) => dockerSucceeds(['image', 'inspect', image])));
+    const missing = wanted.filter((_, i) => !present[i]);
+    const fromBookworm = missing.filter((image) => sidImages[image] === undefined);
     if (fromBookworm.length > 0) await buildBaseImages(`base images missing (${fromBookworm.join(', ')})`, ['--only', 'node,postgres']);
-    if (missing.some((image) => image.startsWith('nginx:'))) {
-      if (!existsSync(sidImagesScript)) throw new Error(`nginx:1.30 is missing and ${sidImagesScript} does not exist`);
-      await runTool(sidImagesScript, ['--only', 'nginx']);
+    const fromSid = missing.filter((image) => sidImages[image] !== undefined);
+    if (fromSid.length > 0) {
+      if (!existsSync(sidImagesScript)) throw new Error(`${fromSid.join(', ')} missing and ${sidImagesScript} does not exist`);
+      await runTool(sidImagesScript, ['--only', fromSid.map((image) => sidImages[image]).join(',')]);
+      // It tags postgres with sid's newest major: once sid moves past 18 it makes no postgres:18.
+      for (const image of fromSid) {
+        if (!(await dockerSucceeds(['image', 'inspect', image]))) throw new Error(`${sidImagesScript} made no ${image}`);
+      }
     }
     return engine;
   } catch (error) {
