@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { compose, dockerResult, repoRoot } from './docker.js';
+import { compose, dockerResult, repoRoot, type CliOptions } from './docker.js';
 
 /** The shared CI tools: docker-engine.sh and offline-images/build.sh (see docs/operations.md, "The container test stage"). */
 const toolsDir = resolve(process.env.SHARED_TOOLS_DIR ?? resolve(repoRoot, '../shared/tools'));
@@ -12,7 +12,7 @@ const startScript = resolve(repoRoot, 'test/containers/support/start-engine.sh')
 const minimumEngine = 25;
 /** offline-images/build.sh: stand-ins for the official base images, under their tags. */
 const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
-/** offline-images/build-sid.sh: the same for current releases, from Debian sid's packages (nginx 1.30). */
+/** offline-images/build-sid.sh: the same for current releases, from Debian sid's packages (nginx 1.30, docker:28.5-dind). */
 const sidImagesScript = resolve(toolsDir, 'offline-images/build-sid.sh');
 
 /** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
@@ -44,6 +44,27 @@ export async function buildBaseImages(missing: string, args: string[]): Promise<
   await runTool(baseImagesScript, args, { OFFIMG_NODE_PREFIX: dirname(dirname(process.execPath)) });
 }
 
+/** Builds `image` with sidImagesScript (`--only <which>`) when the engine lacks it. */
+export async function ensureSidImage(image: string, which: 'docker' | 'nginx' | 'postgres'): Promise<void> {
+  if (await dockerSucceeds(['image', 'inspect', image])) return;
+  if (!existsSync(sidImagesScript)) throw new Error(`${image} is missing and ${sidImagesScript} does not exist`);
+  await runTool(sidImagesScript, ['--only', which]);
+  // Its tags follow what sid has on the day: a newer release builds, but not under this name.
+  if (!(await dockerSucceeds(['image', 'inspect', image]))) throw new Error(`${sidImagesScript} --only ${which} made no ${image}`);
+}
+
+/**
+ * The version of the engine the client reaches (the stage's, or another through `options.env`'s
+ * DOCKER_HOST) when it is one the stage supports; throws naming what to do otherwise.
+ */
+export async function supportedEngine(options?: CliOptions): Promise<string> {
+  const version = (await dockerResult(['version', '--format', '{{.Server.Version}}'], options)).output.trim();
+  if (!(Number.parseInt(version, 10) >= minimumEngine)) {
+    throw new Error(`the running engine is ${version}; the stage needs Engine ${minimumEngine}+ (stop it, then ${startScript})`);
+  }
+  return version;
+}
+
 export interface Engine {
   /** True when this stage started dockerd and must stop it again. */
   startedHere: boolean;
@@ -65,10 +86,7 @@ export async function prepareEngine(): Promise<Engine> {
   }
   const engine = { startedHere };
   try {
-    const version = (await dockerResult(['version', '--format', '{{.Server.Version}}'])).output.trim();
-    if (!(Number.parseInt(version, 10) >= minimumEngine)) {
-      throw new Error(`the running engine is ${version}; the stage needs Engine ${minimumEngine}+ (stop it, then ${startScript})`);
-    }
+    await supportedEngine();
     const composeVersion = await compose(['version', '--short']).catch(() => {
       throw new Error('the Compose v2 plugin (docker compose) is not installed');
     });
@@ -77,10 +95,7 @@ export async function prepareEngine(): Promise<Engine> {
     const missing = baseImages.filter((_, i) => !present[i]);
     const fromBookworm = missing.filter((image) => !image.startsWith('nginx:'));
     if (fromBookworm.length > 0) await buildBaseImages(`base images missing (${fromBookworm.join(', ')})`, ['--only', 'node,postgres']);
-    if (missing.some((image) => image.startsWith('nginx:'))) {
-      if (!existsSync(sidImagesScript)) throw new Error(`nginx:1.30 is missing and ${sidImagesScript} does not exist`);
-      await runTool(sidImagesScript, ['--only', 'nginx']);
-    }
+    for (const image of missing.filter((name) => name.startsWith('nginx:'))) await ensureSidImage(image, 'nginx');
     return engine;
   } catch (error) {
     await releaseEngine(engine);
