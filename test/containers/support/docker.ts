@@ -37,13 +37,18 @@ function runCli(file: string, args: string[], options: CliOptions = {}): Promise
 
 /** Runs `docker <args>` (no shell) and returns its trimmed stdout; rejects with the output tail. */
 export async function docker(args: string[], options?: CliOptions): Promise<string> {
-  return (await runCli(dockerBin, args, options)).stdout;
+  return (await dockerOutput(args, options)).stdout;
+}
+
+/** Like docker(), with stderr too. */
+export function dockerOutput(args: string[], options?: CliOptions): Promise<{ stdout: string; stderr: string }> {
+  return runCli(dockerBin, args, options);
 }
 
 /** Like docker(), but resolves the exit code and output instead of rejecting. */
-export function dockerResult(args: string[]): Promise<{ code: number; output: string }> {
+export function dockerResult(args: string[], options: CliOptions = {}): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(dockerBin, args, { env: baseEnv, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(dockerBin, args, { env: { ...baseEnv, ...options.env }, timeout: options.timeoutMs ?? 60_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, output: `${stdout}${stderr}` });
     });
@@ -57,7 +62,7 @@ export async function compose(args: string[], options?: CliOptions): Promise<str
 
 /** `docker compose <args>` with its stderr too, where Compose writes its warnings. */
 export function composeOutput(args: string[], options?: CliOptions): Promise<{ stdout: string; stderr: string }> {
-  return runCli(dockerBin, ['compose', ...args], options);
+  return dockerOutput(['compose', ...args], options);
 }
 
 /** docker inspect with a Go template whose result is JSON, e.g. `{{json .State}}`. */

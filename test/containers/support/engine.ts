@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { compose, dockerResult, repoRoot } from './docker.js';
+import { compose, dockerResult, repoRoot, type CliOptions } from './docker.js';
 
 /** The shared CI tools: docker-engine.sh and offline-images/build.sh (see docs/operations.md, "The container test stage"). */
 const toolsDir = resolve(process.env.SHARED_TOOLS_DIR ?? resolve(repoRoot, '../shared/tools'));
@@ -12,7 +12,7 @@ const startScript = resolve(repoRoot, 'test/containers/support/start-engine.sh')
 const minimumEngine = 25;
 /** offline-images/build.sh: stand-ins for the official base images, under their tags. */
 const baseImagesScript = resolve(toolsDir, 'offline-images/build.sh');
-/** offline-images/build-sid.sh: the same for current releases, from Debian sid's packages (nginx 1.30, postgres 18). */
+/** offline-images/build-sid.sh: the same for current releases, from Debian sid's packages (nginx 1.30, postgres 18, docker:28.5-dind). */
 const sidImagesScript = resolve(toolsDir, 'offline-images/build-sid.sh');
 
 /** Base images the Dockerfile and compose files name; there is no registry to pull them from. */
@@ -20,7 +20,7 @@ export const baseImages = ['node:24-bookworm-slim', 'postgres:15', 'nginx:1.30']
 /** The upgrade drill's target (compose.postgres-18.yml): the stage needs it, a stack's own run (Podman's) does not. */
 const upgradeImages = ['postgres:18'];
 /** The images build-sid.sh makes, by its --only name; build.sh makes the others. */
-const sidImages: Record<string, string> = { 'nginx:1.30': 'nginx', 'postgres:18': 'postgres' };
+const sidImages: Record<string, 'nginx' | 'postgres'> = { 'nginx:1.30': 'nginx', 'postgres:18': 'postgres' };
 
 async function dockerSucceeds(args: string[]): Promise<boolean> {
   return (await dockerResult(args)).code === 0;
@@ -48,6 +48,27 @@ export async function buildBaseImages(missing: string, args: string[]): Promise<
   await runTool(baseImagesScript, args, { OFFIMG_NODE_PREFIX: dirname(dirname(process.execPath)) });
 }
 
+/** Builds `image` with sidImagesScript (`--only <which>`) when the engine lacks it. */
+export async function ensureSidImage(image: string, which: 'docker' | 'nginx' | 'postgres'): Promise<void> {
+  if (await dockerSucceeds(['image', 'inspect', image])) return;
+  if (!existsSync(sidImagesScript)) throw new Error(`${image} is missing and ${sidImagesScript} does not exist`);
+  await runTool(sidImagesScript, ['--only', which]);
+  // Its tags follow what sid has on the day: a newer release builds, but not under this name.
+  if (!(await dockerSucceeds(['image', 'inspect', image]))) throw new Error(`${sidImagesScript} --only ${which} made no ${image}`);
+}
+
+/**
+ * The version of the engine the client reaches (the stage's, or another through `options.env`'s
+ * DOCKER_HOST) when it is one the stage supports; throws naming what to do otherwise.
+ */
+export async function supportedEngine(options?: CliOptions): Promise<string> {
+  const version = (await dockerResult(['version', '--format', '{{.Server.Version}}'], options)).output.trim();
+  if (!(Number.parseInt(version, 10) >= minimumEngine)) {
+    throw new Error(`the running engine is ${version}; the stage needs Engine ${minimumEngine}+ (stop it, then ${startScript})`);
+  }
+  return version;
+}
+
 export interface Engine {
   /** True when this stage started dockerd and must stop it again. */
   startedHere: boolean;
@@ -69,10 +90,7 @@ export async function prepareEngine(): Promise<Engine> {
   }
   const engine = { startedHere };
   try {
-    const version = (await dockerResult(['version', '--format', '{{.Server.Version}}'])).output.trim();
-    if (!(Number.parseInt(version, 10) >= minimumEngine)) {
-      throw new Error(`the running engine is ${version}; the stage needs Engine ${minimumEngine}+ (stop it, then ${startScript})`);
-    }
+    await supportedEngine();
     const composeVersion = await compose(['version', '--short']).catch(() => {
       throw new Error('the Compose v2 plugin (docker compose) is not installed');
     });
@@ -82,14 +100,9 @@ export async function prepareEngine(): Promise<Engine> {
     const missing = wanted.filter((_, i) => !present[i]);
     const fromBookworm = missing.filter((image) => sidImages[image] === undefined);
     if (fromBookworm.length > 0) await buildBaseImages(`base images missing (${fromBookworm.join(', ')})`, ['--only', 'node,postgres']);
-    const fromSid = missing.filter((image) => sidImages[image] !== undefined);
-    if (fromSid.length > 0) {
-      if (!existsSync(sidImagesScript)) throw new Error(`${fromSid.join(', ')} missing and ${sidImagesScript} does not exist`);
-      await runTool(sidImagesScript, ['--only', fromSid.map((image) => sidImages[image]).join(',')]);
-      // It tags postgres with sid's newest major: once sid moves past 18 it makes no postgres:18.
-      for (const image of fromSid) {
-        if (!(await dockerSucceeds(['image', 'inspect', image]))) throw new Error(`${sidImagesScript} made no ${image}`);
-      }
+    for (const image of missing) {
+      const which = sidImages[image];
+      if (which !== undefined) await ensureSidImage(image, which);
     }
     return engine;
   } catch (error) {

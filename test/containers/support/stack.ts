@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stacks, type StackName } from '@svc/manifest';
-import { composeOutput, docker, inspectJson, repoRoot } from './docker.js';
+import { composeOutput, docker, inspectJson, repoRoot, type CliOptions } from './docker.js';
 import { memberPort, type ContainerStage } from './images.js';
 
 export interface Stack {
@@ -20,8 +20,9 @@ export interface Stack {
    */
   upAndWait: () => Promise<number>;
   /**
-   * http://127.0.0.1:<port> of a service's published port (replica `index`, from 1); the port is
-   * the member's manifest port unless given (as for what compose alone adds, e.g. PostgreSQL).
+   * http://127.0.0.1:<port> of a service's published port (replica `index`, from 1; another address
+   * on another StackEngine); the port is the member's manifest port unless given (as for what
+   * compose alone adds, e.g. PostgreSQL).
    */
   url: (service: string, port?: number, index?: number) => Promise<string>;
   /** The id of the service's (first) container. */
@@ -30,27 +31,41 @@ export interface Stack {
   remove: () => Promise<void>;
 }
 
+/** Where a stack runs: the stage's engine unless openStack is given another (e.g. support/dind.ts). */
+export interface StackEngine {
+  /** `docker compose <args>` against that engine: stdout and stderr. */
+  compose: (args: string[], options?: CliOptions) => Promise<{ stdout: string; stderr: string }>;
+  /** Where the env and secret files go: that Compose must read them at the same path. */
+  filesDir: string;
+  /** The host address the stack's ports are published on there, and where this process reaches them. */
+  publishOn: string;
+  reachAt: string;
+}
+
+const stageEngine: StackEngine = { compose: composeOutput, filesDir: tmpdir(), publishOn: '127.0.0.1', reachAt: '127.0.0.1' };
+
 /** The compose service names of a stack, as the host port variables name them: `web` -> WEB_PORT. */
 const hostPortVariables = (stack: StackName): string[] =>
   [...stacks[stack].members.map((m) => m.as), ...stacks[stack].composeOnly].map((as) => `${as.toUpperCase()}_PORT`);
 
 /**
  * A compose stack of this run: a unique project name, this run's image tag, a fresh random
- * database password in a secret file, and every host port on a free loopback port, all through --env-file.
+ * database password in a secret file, and every host port on a free loopback port (the engine's
+ * publishOn address), all through --env-file.
  */
-export async function openStack(stack: StackName, stage: ContainerStage): Promise<Stack> {
+export async function openStack(stack: StackName, stage: ContainerStage, engine: StackEngine = stageEngine): Promise<Stack> {
   const project = `sample-${stack}-${stage.runId}`;
   // Characters a URL would misread: the services must encode the secret into DATABASE_URL themselves.
   const password = `${randomBytes(12).toString('hex')}@:/%?#`;
-  const dir = await mkdtemp(join(tmpdir(), `${project}-`));
+  const dir = await mkdtemp(join(engine.filesDir, `${project}-`));
   // Compose bind-mounts the secret as it is: the services' user (uid 1000) must be able to read it.
   const passwordFile = join(dir, 'db-password');
   await writeFile(passwordFile, `${password}\n`, { mode: 0o644 });
   const envFile = join(dir, 'stack.env');
-  const ports = hostPortVariables(stack).map((variable) => `${variable}=127.0.0.1:0`);
+  const ports = hostPortVariables(stack).map((variable) => `${variable}=${engine.publishOn}:0`);
   await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `DB_PASSWORD_FILE=${passwordFile}`, ...ports, ''].join('\n'));
   const runOutput = (args: string[], timeoutMs = 180_000): Promise<{ stdout: string; stderr: string }> =>
-    composeOutput(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `compose.${stack}.yml`), ...args], {
+    engine.compose(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `compose.${stack}.yml`), ...args], {
       timeoutMs,
     });
   const run = async (args: string[], timeoutMs?: number): Promise<string> => (await runOutput(args, timeoutMs)).stdout;
@@ -68,8 +83,11 @@ export async function openStack(stack: StackName, stage: ContainerStage): Promis
     },
     url: async (service, port = memberPort(stack, service), index = 1) => {
       const mapping = await run(['port', `--index=${index}`, service, String(port)]);
-      if (!/^127\.0\.0\.1:\d+$/.test(mapping)) throw new Error(`${service}:${port} is published as "${mapping}", not on 127.0.0.1`);
-      return `http://${mapping}`;
+      const [address, published] = mapping.split(':');
+      if (address !== engine.publishOn || !/^\d+$/.test(published ?? '')) {
+        throw new Error(`${service}:${port} is published as "${mapping}", not on ${engine.publishOn}`);
+      }
+      return `http://${engine.reachAt}:${published}`;
     },
     container: async (service) => (await run(['ps', '-q', service])).split('\n')[0] ?? '',
     remove: async () => {
