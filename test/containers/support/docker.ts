@@ -41,9 +41,9 @@ export async function docker(args: string[], options?: CliOptions): Promise<stri
 }
 
 /** Like docker(), but resolves the exit code and output instead of rejecting. */
-export function dockerResult(args: string[]): Promise<{ code: number; output: string }> {
+export function dockerResult(args: string[], timeoutMs = 60_000): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(dockerBin, args, { env: baseEnv, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(dockerBin, args, { env: baseEnv, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, output: `${stdout}${stderr}` });
     });
