@@ -1,8 +1,13 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { serviceNames } from '@svc/manifest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { docker, dockerResult, publishedUrl, repoRoot, timedStop, waitForHttp } from './support/docker.js';
+import { attestationsIn, startAttestingEngine } from './support/attestations.js';
 import { declares, imageOf, productionTreeOf, services } from './support/images.js';
 import { runtimeOf } from './support/workspaces.js';
 
@@ -20,6 +25,7 @@ interface ImageConfig {
 }
 
 const second = 1e9; // inspect reports durations in nanoseconds
+const execFileAsync = promisify(execFile);
 
 describe.skipIf(stage.skipReason !== undefined).each(services)('image of $service', ({ service, port }) => {
   const image = imageOf(service, stage.tag);
@@ -162,6 +168,36 @@ describe.skipIf(stage.skipReason !== undefined)('the image build', () => {
     expect(code).not.toBe(0);
     expect(output).toContain(`unknown SERVICE=nope; one of ${[...serviceNames].sort().join(', ')}\n`);
   });
+
+  it('attests an SBOM of the runtime and the provenance through BuildKit (buildx build --sbom=true --provenance=mode=max)', async () => {
+    // The smallest tree; a build with nothing cached, on an engine of its own (support/attestations.ts says why).
+    const { service, port } = services.find((s) => s.service === 'proxy') ?? { service: 'proxy', port: 0 };
+    const engine = await startAttestingEngine(`sample-${stage.runId}-attest`);
+    const dir = await mkdtemp(join(tmpdir(), `sample-${stage.runId}-attest-`));
+    try {
+      const started = performance.now();
+      const output = `type=oci,dest=${join(dir, 'image.tar')}`;
+      await docker(
+        ['buildx', 'build', '--pull=false', '--sbom=true', '--provenance=mode=max', '--build-arg', `SERVICE=${service}`, '--build-arg', `PORT=${port}`, '--output', output, repoRoot],
+        { env: { DOCKER_HOST: engine.host }, timeoutMs: 1_200_000 },
+      ); // prettier-ignore
+      console.log(`${service}: built with its attestations in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      await mkdir(join(dir, 'layout'));
+      await execFileAsync('tar', ['-xf', join(dir, 'image.tar'), '-C', join(dir, 'layout')]);
+      const statements = await attestationsIn(join(dir, 'layout'));
+      // The SBOM is of the runtime's file system: the service's production tree at the lockfile's versions, no build tool.
+      const { packages } = statements.get('https://spdx.dev/Document')?.predicate as { packages: { name: string; versionInfo: string }[] };
+      expect([...new Set(packages.map((p) => p.name))].sort()).toEqual(productionTreeOf(service).packages);
+      const locked = lockedVersions();
+      expect(packages.map((p) => `${p.name}@${p.versionInfo}`).filter((entry) => !locked.has(entry))).toEqual([]);
+      // Provenance in max mode records the build's arguments among its parameters.
+      const provenance = [...statements.values()].find((st) => st.predicateType.startsWith('https://slsa.dev/provenance/'));
+      expect(JSON.stringify(provenance?.predicate)).toContain(`"build-arg:SERVICE":"${service}"`);
+    } finally {
+      await engine.release();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 1_500_000);
 
   it("refuses a PORT that is not the service's own, naming the right one", async () => {
     const args = ['build', '--pull=false', '--force-rm', '--build-arg', 'SERVICE=proxy', '--build-arg', 'PORT=3000', repoRoot];

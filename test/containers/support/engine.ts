@@ -88,6 +88,14 @@ export async function prepareEngine(): Promise<Engine> {
   }
 }
 
+/** A stand-in that sidImagesScript makes (`only`: docker, nginx or postgres), built when the engine lacks it. */
+export async function ensureSidImage(image: string, only: string): Promise<void> {
+  if (await dockerSucceeds(['image', 'inspect', image])) return;
+  if (!existsSync(sidImagesScript)) throw new Error(`${image} is missing and ${sidImagesScript} does not exist`);
+  if (process.getuid?.() !== 0) throw new Error(`${image} is missing and building it with ${sidImagesScript} needs root`);
+  await runTool(sidImagesScript, ['--only', only]);
+}
+
 /** Stops dockerd by the PID its start recorded, only when this stage started it. */
 export async function releaseEngine(engine: Engine): Promise<void> {
   if (engine.startedHere) await runTool(engineScript, ['stop']);
