@@ -46,10 +46,11 @@ describe.each(stackNames)('deploy/compose/compose.%s.yml agrees with the manifes
     checkMembers(stack, file);
   });
 
-  it('builds each of our images from the Dockerfile with SERVICE alone, and publishes every member', () => {
+  it('builds each of our images from the Dockerfile with SERVICE and its port (for EXPOSE), and publishes every member', () => {
     for (const member of membersOf(stack)) {
       const { build } = file[member.as] ?? {};
-      if (member.composeImage === undefined) expect(build, member.as).toEqual({ context: '../..', args: { SERVICE: member.service } });
+      const args = { SERVICE: member.service, PORT: services[member.service].port };
+      if (member.composeImage === undefined) expect(build, member.as).toEqual({ context: '../..', args });
       else expect(build, member.as).toBeUndefined();
       expect(publishedPorts(file[member.as] ?? {}), `${member.as}: ports`).toHaveLength(1);
     }

@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { docker, repoRoot } from './support/docker.js';
@@ -33,19 +32,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const label = `sample-services.test-run=${runId}`;
   const report: string[] = [];
   const provenance = buildProvenance();
-  const build = async ({ service }: (typeof services)[number]): Promise<void> => {
+  const build = async ({ service, port }: (typeof services)[number]): Promise<void> => {
     const started = performance.now();
     // docs/getting-started.md's command with the provenance labels, plus a label that finds this run's leftovers for cleanup.
     const image = imageOf(service, tag);
-    const buildArgs = Object.entries({ SERVICE: service, ...provenance }).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
+    const buildArgs = Object.entries({ SERVICE: service, PORT: port, ...provenance }).flatMap(([name, value]) => [
+      '--build-arg',
+      `${name}=${value}`,
+    ]);
     await docker(['build', '--pull=false', '--force-rm', '--label', label, '-t', image, ...buildArgs, repoRoot], { timeoutMs: 900_000 });
     const size = Number(await docker(['image', 'inspect', '--format', '{{.Size}}', image]));
-    // The SBOM beside the build too, where a release would publish it.
-    await mkdir(sbomDir, { recursive: true });
-    await writeFile(
-      join(sbomDir, `sample-${service}.cdx.json`),
-      await docker(['run', '--rm', '--entrypoint', 'cat', image, '/app/sbom.cdx.json']),
-    );
     report.push(`${image}: built in ${seconds(performance.now() - started)}, ${(size / 1e6).toFixed(0)} MB`);
   };
   try {
@@ -72,9 +68,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     console.log(`container stage: ${seconds(performance.now() - stageStarted)} in all`);
   };
 }
-
-/** Where the stage writes each image's SBOM (git-ignored). */
-const sbomDir = join(repoRoot, 'build/sbom');
 
 /** The OCI labels' values the Dockerfile takes as build arguments (docs/operations.md, "Images"). */
 function buildProvenance(): Record<string, string> {

@@ -1,8 +1,13 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { serviceNames } from '@svc/manifest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { docker, dockerResult, publishedUrl, repoRoot, timedStop, waitForHttp } from './support/docker.js';
+import { attestationsIn, openAttestingEngine } from './support/attestations.js';
 import { declares, imageOf, productionTreeOf, services } from './support/images.js';
 import { runtimeOf } from './support/workspaces.js';
 
@@ -20,6 +25,7 @@ interface ImageConfig {
 }
 
 const second = 1e9; // inspect reports durations in nanoseconds
+const execFileAsync = promisify(execFile);
 
 describe.skipIf(stage.skipReason !== undefined).each(services)('image of $service', ({ service, port }) => {
   const image = imageOf(service, stage.tag);
@@ -37,8 +43,8 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(config.Cmd).toEqual(['node', '--import=@svc/telemetry', 'dist/main.js']);
     expect(config.Env).toContain(`OTEL_SERVICE_NAME=${service}`);
     expect(config.WorkingDir).toBe(`/app/services/${service}`);
-    // The port is the manifest's, in the service's code: no PORT and no EXPOSE (see the Dockerfile).
-    expect(config.ExposedPorts ?? {}).toEqual({});
+    // EXPOSE documents the service's own port (src/service.ts, which the build checks); no PORT is set, so PORT still overrides it.
+    expect(config.ExposedPorts).toEqual({ [`${port}/tcp`]: {} });
     expect(config.Env).toEqual(expect.arrayContaining(['NODE_ENV=production', 'LOG_DIR=/app/logs']));
     expect(config.Env.filter((e) => e.startsWith('PROBE_'))).toEqual([]);
     expect(config.Env.filter((e) => e.startsWith('PORT='))).toEqual([]);
@@ -67,16 +73,16 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     expect(oci('source')).toBe(built.SOURCE);
   });
 
-  it('lists in /app/sbom.cdx.json (CycloneDX) exactly the packages in its node_modules', async () => {
-    const { installed, sbom } = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listPackagesAndSbom])) as {
-      installed: string[];
-      sbom: { bomFormat: string; components: { 'bom-ref': string; purl: string }[] };
-    };
-    expect(sbom.bomFormat).toBe('CycloneDX');
-    const listed = sbom.components.map((c) => c['bom-ref']);
+  it('carries no package manager (npm, npx, corepack, yarn) and no SBOM of its own: BuildKit attests one', async () => {
+    const found = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', findPackageManagers])) as string[];
+    expect(found).toEqual([]);
+  });
+
+  it('installs each package at the version package-lock.json holds for it (nothing resolved anew)', async () => {
+    const installed = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listInstalledVersions])) as string[];
+    const locked = lockedVersions();
     expect(installed.length).toBeGreaterThan(10);
-    expect([...new Set(listed)].sort()).toEqual([...new Set(installed)].sort());
-    for (const { purl } of sbom.components) expect(purl).toMatch(/^pkg:npm\//);
+    expect(installed.filter((entry) => !locked.has(entry))).toEqual([]);
   });
 
   it('holds only production dependencies and compiled code (one-off run --rm leaves no container)', async () => {
@@ -162,6 +168,44 @@ describe.skipIf(stage.skipReason !== undefined)('the image build', () => {
     expect(code).not.toBe(0);
     expect(output).toContain(`unknown SERVICE=nope; one of ${[...serviceNames].sort().join(', ')}\n`);
   });
+
+  it('attests an SBOM of the runtime and the provenance through BuildKit (buildx build --sbom=true --provenance=mode=max)', async () => {
+    // The smallest tree; a build with nothing cached, on an engine of its own (support/attestations.ts says why).
+    const { service, port } = services.find((s) => s.service === 'proxy') ?? { service: 'proxy', port: 0 };
+    const engine = await openAttestingEngine(stage);
+    const dir = await mkdtemp(join(tmpdir(), `sample-${stage.runId}-attest-`));
+    try {
+      const started = performance.now();
+      const output = `type=oci,dest=${join(dir, 'image.tar')}`;
+      await docker(
+        ['buildx', 'build', '--pull=false', '--sbom=true', '--provenance=mode=max', '--build-arg', `SERVICE=${service}`, '--build-arg', `PORT=${port}`, '--output', output, repoRoot],
+        { env: { DOCKER_HOST: engine.socket }, timeoutMs: 1_200_000 },
+      ); // prettier-ignore
+      console.log(`${service}: built with its attestations in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      await mkdir(join(dir, 'layout'));
+      await execFileAsync('tar', ['-xf', join(dir, 'image.tar'), '-C', join(dir, 'layout')]);
+      const statements = await attestationsIn(join(dir, 'layout'));
+      // The SBOM is of the runtime's file system: the service's production tree at the lockfile's versions, no build tool.
+      const { packages } = statements.get('https://spdx.dev/Document')?.predicate as { packages: { name: string; versionInfo: string }[] };
+      expect([...new Set(packages.map((p) => p.name))].sort()).toEqual(productionTreeOf(service).packages);
+      const locked = lockedVersions();
+      expect(packages.map((p) => `${p.name}@${p.versionInfo}`).filter((entry) => !locked.has(entry))).toEqual([]);
+      // Provenance in max mode records the build's arguments among its parameters.
+      const provenance = [...statements.values()].find((st) => st.predicateType.startsWith('https://slsa.dev/provenance/'));
+      expect(JSON.stringify(provenance?.predicate)).toContain(`"build-arg:SERVICE":"${service}"`);
+    } finally {
+      await engine.remove();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 1_500_000);
+
+  it("refuses a PORT that is not the service's own, naming the right one", async () => {
+    const args = ['build', '--pull=false', '--force-rm', '--build-arg', 'SERVICE=proxy', '--build-arg', 'PORT=3000', repoRoot];
+    const { code, output } = await dockerResult(args, { timeoutMs: 600_000 });
+    expect(code).not.toBe(0);
+    const own = services.find((s) => s.service === 'proxy')?.port;
+    expect(output).toContain(`SERVICE=proxy listens on ${own} (its src/service.ts): build with --build-arg PORT=${own}\n`);
+  }, 600_000);
 });
 
 /**
@@ -179,24 +223,46 @@ for (const ws of ['packages', 'services']) for (const n of readdirSync('/app/' +
 console.log(JSON.stringify({ top: top('/app/node_modules').sort(), everywhere: [...all].sort() }));
 `;
 
-/** Every package under /app/node_modules (nested ones too) as name@version, and the image's SBOM. */
-const listPackagesAndSbom = `
-const { existsSync, readdirSync, readFileSync } = require('node:fs');
-const found = [];
+/**
+ * Runs inside the image: every package installed from the registry as name@version, in /app/node_modules
+ * (nested ones too) and in the workspaces' own node_modules; the workspaces' links left out.
+ */
+const listInstalledVersions = `
+const { existsSync, lstatSync, readdirSync, readFileSync } = require('node:fs');
+const found = new Set();
 const walk = (dir) => {
   for (const name of readdirSync(dir)) {
-    if (name.startsWith('.')) continue;
     const path = dir + '/' + name;
+    if (name.startsWith('.') || lstatSync(path).isSymbolicLink()) continue;
     if (name.startsWith('@')) { walk(path); continue; }
-    if (!existsSync(path + '/package.json')) continue;
     const { name: pkg, version } = JSON.parse(readFileSync(path + '/package.json', 'utf8'));
-    found.push(pkg + '@' + version);
+    found.add(pkg + '@' + version);
     if (existsSync(path + '/node_modules')) walk(path + '/node_modules');
   }
 };
 walk('/app/node_modules');
-console.log(JSON.stringify({ installed: found, sbom: JSON.parse(readFileSync('/app/sbom.cdx.json', 'utf8')) }));
+for (const ws of ['packages', 'services']) for (const n of readdirSync('/app/' + ws)) if (existsSync('/app/' + ws + '/' + n + '/node_modules')) walk('/app/' + ws + '/' + n + '/node_modules');
+console.log(JSON.stringify([...found].sort()));
 `;
+
+/** Runs inside the image: any package manager on PATH or in the base image's global folder, and an SBOM file of old. */
+const findPackageManagers = `
+const { existsSync } = require('node:fs');
+const onPath = process.env.PATH.split(':').flatMap((dir) => ['npm', 'npx', 'corepack', 'yarn', 'yarnpkg', 'pnpm'].map((name) => dir + '/' + name));
+console.log(JSON.stringify([...onPath, '/usr/local/lib/node_modules/npm', '/usr/local/lib/node_modules/corepack', '/app/sbom.cdx.json'].filter((p) => existsSync(p))));
+`;
+
+/** Every name@version package-lock.json installs from the registry, at any path. */
+function lockedVersions(): Set<string> {
+  const lock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string; link?: boolean }>;
+  };
+  return new Set(
+    Object.entries(lock.packages)
+      .filter(([path, entry]) => path.includes('node_modules/') && entry.link !== true)
+      .map(([path, entry]) => `${path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length)}@${entry.version}`),
+  );
+}
 
 /** Runs inside the image: top-level packages in node_modules and every file of the app's code. */
 const listModules = `

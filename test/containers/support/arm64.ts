@@ -1,4 +1,4 @@
-import type { ServiceName } from '@svc/manifest';
+import { services, type ServiceName } from '@svc/manifest';
 import { docker, dockerResult, repoRoot } from './docker.js';
 import { buildBaseImages, prepareEngine, releaseEngine } from './engine.js';
 
@@ -53,6 +53,8 @@ export async function arm64Build(service: ServiceName, image: string): Promise<v
       `runtime-base=docker-image://${arm64Base}`,
       '--build-arg',
       `SERVICE=${service}`,
+      '--build-arg',
+      `PORT=${services[service].port}`,
       '-t',
       image,
       '--load',

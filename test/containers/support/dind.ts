@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { docker, dockerBin, dockerOutput, dockerResult, repoRoot, waitFor, type CliOptions } from './docker.js';
@@ -66,16 +66,19 @@ function pipeDocker(from: string[], to: string[], toHost: string, timeoutMs: num
  * Docker Engine 28.5 in a privileged container of this run, with its own volume for /var/lib/docker,
  * its socket in a host folder, the repository's deploy/ read-only at its own path (the compose files
  * and what they mount), and a shared folder for the stacks' env and secret files. Built with
- * build-sid.sh when the tag is missing. Removed again if it does not come up.
+ * build-sid.sh when the tag is missing. Removed again if it does not come up. `containerdStore`: images
+ * in containerd's store (Engine 29's default), where BuildKit takes attestations, which the classic store refuses.
  */
-export async function openDind(stage: ContainerStage): Promise<Dind> {
+export async function openDind(stage: ContainerStage, { purpose = 'stacks', containerdStore = false } = {}): Promise<Dind> {
   await ensureSidImage(dindImage, 'docker');
-  const name = `engine28-${stage.runId}`;
+  const name = `engine28-${purpose}-${stage.runId}`;
   const label = `sample-services.test-run=${stage.runId}`;
   const dir = await mkdtemp(join(tmpdir(), `${name}-`));
   const runDir = join(dir, 'run');
   const filesDir = join(dir, 'files');
   await Promise.all([mkdir(runDir), mkdir(filesDir)]);
+  const daemonJson = join(dir, 'daemon.json');
+  await writeFile(daemonJson, JSON.stringify(containerdStore ? { features: { 'containerd-snapshotter': true } } : {}));
   const deploy = join(repoRoot, 'deploy');
   const remove = async (): Promise<void> => {
     await docker(['rm', '--force', '--volumes', name]).catch(() => undefined);
@@ -101,6 +104,8 @@ export async function openDind(stage: ContainerStage): Promise<Dind> {
       `${filesDir}:${filesDir}`,
       '--volume',
       `${deploy}:${deploy}:ro`,
+      '--volume',
+      `${daemonJson}:/etc/docker/daemon.json:ro`,
       dindImage,
     ]);
     await waitFor(
