@@ -48,10 +48,15 @@ export function dockerOutput(args: string[], options?: CliOptions): Promise<{ st
 /** Like docker(), but resolves the exit code and output instead of rejecting. */
 export function dockerResult(args: string[], options: CliOptions = {}): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    execFile(dockerBin, args, { env: { ...baseEnv, ...options.env }, timeout: options.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      dockerBin,
+      args,
+      { env: { ...baseEnv, ...options.env }, timeout: options.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+        resolve({ code, output: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 
