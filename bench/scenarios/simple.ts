@@ -71,7 +71,13 @@ export async function runSimple(settings: RunSettings): Promise<ScenarioResult> 
           ),
         ),
         ...routes.map((path) =>
-          atLeast(`A GET ${path}: req/s / ${expressApp}'s`, roundRatio(rows, routeName(path), subject.label, expressApp), 1.6),
+          atLeast(
+            `A GET ${path}: req/s / ${expressApp}'s`,
+            roundRatio(rows, routeName(path), subject.label, expressApp),
+            1.6,
+            `in the same rounds the ${idiomaticApp} app served ${roundRatio(rows, routeName(path), idiomatic.label, expressApp).toFixed(2)} of ${expressApp}'s req/s: ` +
+              "at the idiomatic app's CPU per request, A's req/s is the idiomatic app's",
+          ),
         ),
         atMost(
           `A with no V8 flag: RSS after load / ${idiomaticApp}'s`,
