@@ -79,7 +79,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
   });
 
   it('installs each package at the version package-lock.json holds for it (nothing resolved anew)', async () => {
-    const installed = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listInstalledVersions])) as string[];
+    const { installed } = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listPackages])) as { installed: string[] };
     const locked = lockedVersions();
     expect(installed.length).toBeGreaterThan(10);
     expect(installed.filter((entry) => !locked.has(entry))).toEqual([]);
@@ -108,7 +108,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
   });
 
   it("holds exactly its package.json's production tree and the preload's: Swagger UI where it serves /docs, no pino-pretty", async () => {
-    const { top, everywhere } = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listPackageNames])) as {
+    const { top, everywhere } = JSON.parse(await docker(['run', '--rm', image, 'node', '-e', listPackages])) as {
       top: string[];
       everywhere: string[];
     };
@@ -209,40 +209,29 @@ describe.skipIf(stage.skipReason !== undefined)('the image build', () => {
 });
 
 /**
- * Runs inside the image: the package names at the top of /app/node_modules (scoped ones by their
- * full name), and every package name installed anywhere, nested folders and the workspaces' own
- * node_modules included; both sorted, each name once.
+ * Runs inside the image, over /app/node_modules (nested folders too) and the workspaces' own node_modules:
+ * the package names at the top of /app/node_modules (scoped ones by their full name), every package name
+ * installed anywhere, and every package installed from the registry as name@version (the workspaces'
+ * links left out); each sorted, each entry once.
  */
-const listPackageNames = `
-const { existsSync, readdirSync } = require('node:fs');
-const top = (d) => readdirSync(d).filter((n) => !n.startsWith('.')).flatMap((n) => n.startsWith('@') ? readdirSync(d + '/' + n).map((s) => n + '/' + s) : [n]);
-const all = new Set();
-const walk = (d) => { for (const n of top(d)) { all.add(n); if (existsSync(d + '/' + n + '/node_modules')) walk(d + '/' + n + '/node_modules'); } };
-walk('/app/node_modules');
-for (const ws of ['packages', 'services']) for (const n of readdirSync('/app/' + ws)) if (existsSync('/app/' + ws + '/' + n + '/node_modules')) walk('/app/' + ws + '/' + n + '/node_modules');
-console.log(JSON.stringify({ top: top('/app/node_modules').sort(), everywhere: [...all].sort() }));
-`;
-
-/**
- * Runs inside the image: every package installed from the registry as name@version, in /app/node_modules
- * (nested ones too) and in the workspaces' own node_modules; the workspaces' links left out.
- */
-const listInstalledVersions = `
+const listPackages = `
 const { existsSync, lstatSync, readdirSync, readFileSync } = require('node:fs');
-const found = new Set();
-const walk = (dir) => {
-  for (const name of readdirSync(dir)) {
-    const path = dir + '/' + name;
-    if (name.startsWith('.') || lstatSync(path).isSymbolicLink()) continue;
-    if (name.startsWith('@')) { walk(path); continue; }
-    const { name: pkg, version } = JSON.parse(readFileSync(path + '/package.json', 'utf8'));
-    found.add(pkg + '@' + version);
+const top = (d) => readdirSync(d).filter((n) => !n.startsWith('.')).flatMap((n) => n.startsWith('@') ? readdirSync(d + '/' + n).map((s) => n + '/' + s) : [n]);
+const names = new Set();
+const installed = new Set();
+const walk = (d) => {
+  for (const n of top(d)) {
+    names.add(n);
+    const path = d + '/' + n;
+    if (lstatSync(path).isSymbolicLink()) continue;
+    const { name, version } = JSON.parse(readFileSync(path + '/package.json', 'utf8'));
+    installed.add(name + '@' + version);
     if (existsSync(path + '/node_modules')) walk(path + '/node_modules');
   }
 };
 walk('/app/node_modules');
 for (const ws of ['packages', 'services']) for (const n of readdirSync('/app/' + ws)) if (existsSync('/app/' + ws + '/' + n + '/node_modules')) walk('/app/' + ws + '/' + n + '/node_modules');
-console.log(JSON.stringify([...found].sort()));
+console.log(JSON.stringify({ top: top('/app/node_modules').sort(), everywhere: [...names].sort(), installed: [...installed].sort() }));
 `;
 
 /** Runs inside the image: any package manager on PATH or in the base image's global folder, and an SBOM file of old. */
