@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { backendContract } from '@svc/testing/contract/backend';
 import { commonContract } from '@svc/testing/contract/common';
 import { databaseContract } from '@svc/testing/contract/database';
 import { frontendContract } from '@svc/testing/contract/frontend';
 import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
+import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
 import { docker, dockerResult, probe, publishedUrl, repoRoot, waitFor, waitForHttp } from './support/docker.js';
 import { underLoad, type LoadReport } from './support/load.js';
 import { imageOf, memberPort, type StackName } from './support/images.js';
@@ -17,6 +19,12 @@ const stage = inject('containerStage');
 if (stage.skipReason !== undefined) console.warn(stage.skipReason);
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** GET /api/users answered 200 by one task so far, from its own /metrics on its host-published port. */
+async function usersServed(url: string): Promise<number> {
+  const metrics = parsePrometheusText(await (await fetch(`${url}/metrics`)).text());
+  return sampleValue(metrics, 'http_requests_total', { method: 'GET', route: '/api/users', status_code: '200' }) ?? 0;
+}
 
 /** The swarm stacks with PostgreSQL: their members' replicas as the files default them (db: one). */
 const deployed = {
@@ -293,6 +301,99 @@ describe.skipIf(stage.skipReason !== undefined)('database and two-tier stacks on
     it('every frontend replica answers the users from the backend', async () => {
       for (const url of urls.get('two-tier/frontend') ?? []) expect((await probe(`${url}/api/users`)).status, url).toBe(200);
     });
+  });
+
+  /**
+   * The users page's API, frontend -> backend -> PostgreSQL, under load while each of our two services
+   * is updated to a new image tag, rolled back, and scaled up and down. After the contract suites above:
+   * the operations replace the tasks whose ports they used.
+   */
+  describe('two-tier under load through a proxy on the stack network', () => {
+    const service = { frontend: `${stackName('two-tier')}_frontend`, backend: `${stackName('two-tier')}_backend` } as const;
+    const proxy = `zd-sw2t-ts-proxy-${stage.runId}`;
+    const nextImage = { frontend: `${imageOf('frontend', stage.tag)}-next`, backend: `${imageOf('backend', stage.tag)}-next` };
+    let users = '';
+
+    const imageOfService = (name: string): Promise<string> =>
+      docker(['service', 'inspect', name, '--format', '{{.Spec.TaskTemplate.ContainerSpec.Image}}']);
+    /** Loads GET /api/users through the proxy during `operation`; every non-2xx, connection error and timeout is a failure. */
+    const noFailedRequest = async (label: string, operation: () => Promise<void>): Promise<void> => {
+      const { 'ts-proxy': report } = await underLoad({ 'ts-proxy': users }, `swarm two-tier: ${label}`, operation);
+      expect(report.failures, label).toEqual({});
+      expect(report.ok, label).toBeGreaterThan(0);
+    };
+
+    beforeAll(async () => {
+      // Users reach the frontend's replicas through a reverse proxy on the stack's (attachable) network
+      // whose upstream is the service name `frontend`: with dnsrr it resolves to every running replica,
+      // and the proxy resolves it again every second, so it follows updates and scaling. (On several
+      // machines the proxy would be a service of the stack, published on the edge nodes.)
+      await docker([
+        'run',
+        '-d',
+        '--name',
+        proxy,
+        '--network',
+        `${stackName('two-tier')}_app-network`,
+        '-p',
+        '127.0.0.1:0:80',
+        '-e',
+        'UPSTREAM_URL=http://frontend:3000',
+        imageOf('proxy', stage.tag),
+      ]);
+      const proxyUrl = await publishedUrl(proxy, 80);
+      await waitForHttp(proxyUrl, 30_000); // the frontend's /health, through the proxy
+      users = `${proxyUrl}/api/users?limit=5`;
+      await waitFor('the users through the proxy', async () => ((await probe(users)).status === 200 ? true : undefined), 30_000);
+      for (const tier of ['frontend', 'backend'] as const) await docker(['tag', imageOf(tier, stage.tag), nextImage[tier]]);
+    });
+    afterAll(async () => {
+      await dockerResult(['rm', '--force', proxy]);
+      await dockerResult(['image', 'rm', ...Object.values(nextImage)]); // second tags only
+    });
+
+    it('docker service update --image of the backend, then of the frontend (start-first, one at a time), then a rollback of both: no failed request', async () => {
+      for (const tier of ['backend', 'frontend'] as const) {
+        await noFailedRequest(`rolling update of the ${tier} (2 replicas)`, async () => {
+          await docker(['service', 'update', '--no-resolve-image', '--image', nextImage[tier], service[tier]], { timeoutMs: 240_000 });
+        });
+        expect(await imageOfService(service[tier])).toBe(nextImage[tier]);
+      }
+      // Both tiers at once, as an operator takes a release of both back.
+      await noFailedRequest('rollback of the backend and the frontend at once', async () => {
+        await Promise.all(Object.values(service).map((name) => docker(['service', 'rollback', name], { timeoutMs: 240_000 })));
+      });
+      for (const tier of ['backend', 'frontend'] as const) expect(await imageOfService(service[tier])).toBe(imageOf(tier, stage.tag));
+    }, 600_000);
+
+    /**
+     * Scaling up adds capacity only if the new tasks get requests: every task of the tier answers a
+     * share of a few seconds of load. (The frontend once kept its kept-alive connections to the old
+     * backend tasks: the two new ones got 0 of about 10,500 requests in 20 s.)
+     */
+    const everyTaskServes = async (tier: 'frontend' | 'backend'): Promise<void> => {
+      const taskUrls = await Promise.all((await tasksOf(service[tier])).map((c) => taskUrl(c, memberPort('two-tier', tier))));
+      const before = await Promise.all(taskUrls.map(usersServed));
+      await underLoad({ 'ts-proxy': users }, `swarm two-tier: the ${tier}'s ${taskUrls.length} tasks`, () => sleep(3_000));
+      const served = (await Promise.all(taskUrls.map(usersServed))).map((count, i) => count - (before[i] ?? 0));
+      console.log(`swarm two-tier: GET /api/users answered by each ${tier} task in 3 s: ${served.join(', ')}`);
+      for (const count of served) expect(count, `${tier} tasks' shares: ${served.join(', ')}`).toBeGreaterThan(0);
+    };
+
+    it('docker service scale of the backend, then of the frontend, 2 -> 4 -> 2: no failed request, every new task serving', async () => {
+      for (const tier of ['backend', 'frontend'] as const) {
+        for (const [from, to] of [
+          [2, 4],
+          [4, 2],
+        ] as const) {
+          await noFailedRequest(`scale the ${tier} ${from} -> ${to}`, async () => {
+            await docker(['service', 'scale', `${service[tier]}=${to}`], { timeoutMs: 240_000 });
+          });
+          expect(await running(service[tier])).toBe(to);
+          if (to > from) await everyTaskServes(tier);
+        }
+      }
+    }, 600_000);
   });
 
   it('stack rm and volume rm leave nothing of either stack', async () => {

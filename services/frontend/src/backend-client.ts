@@ -84,7 +84,7 @@ const connectionFailed = (error: unknown): boolean => isUnreachable(error) || is
  * services/proxy: nginx's proxy_next_upstream error). A replica that stops closes its
  * idle connections, but a request written at that instant, or to a socket whose close has not
  * arrived yet, fails so: without this, 4 of 3,015 requests through the frontend got the 500
- * during a rolling update of the backend on Docker Swarm (test/containers/swarm-two-tier.test.ts).
+ * during a rolling update of the backend on Docker Swarm (test/containers/swarm-stacks.test.ts).
  * Each attempt goes to another address of the backend while there is one not tried yet, else again
  * to the last (a new connection). Three attempts: a backend that is really down still gets its
  * client the 500 at once (refused) or after at most three connect timeouts. Nothing is sent again
