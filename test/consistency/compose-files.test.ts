@@ -1,6 +1,7 @@
 import { imageOf, services, stackNames, stacks, type StackMember, type StackName } from '@svc/manifest';
 import { DEVELOPMENT_PASSWORD } from '@svc/users';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { composeServices, dependenciesOf, environmentOf, passedThroughOf, publishedPorts, type ComposeService } from './support/compose.js';
 import { readRepoFile, repoFileExists } from './support/repo-files.js';
 
@@ -67,6 +68,20 @@ describe.each(stackNames)('deploy/compose/compose.%s.yml agrees with the manifes
       ).toEqual([]);
       if (i > 0) expect(dependencies, `${member.as}: depends on`).toContain(members[i - 1]?.as);
     });
+  });
+});
+
+describe('deploy/compose/dev.yml', () => {
+  it("has each stack's members of ours (not nginx, not PostgreSQL), each in the profiles of exactly the stacks that have it", () => {
+    const wanted: Record<string, StackName[]> = {};
+    for (const stack of stackNames)
+      for (const member of membersOf(stack)) if (member.composeImage === undefined) (wanted[member.as] ??= []).push(stack);
+    // `!reset` is compose's own tag (drop the merged value); read here as what it leaves, nothing.
+    const dev = parse(readRepoFile('deploy/compose/dev.yml'), { merge: true, customTags: [{ tag: '!reset', resolve: () => null }] }) as {
+      services: Record<string, { profiles?: string[] }>;
+    };
+    const profiles = Object.entries(dev.services).map(([as, service]) => [as, [...(service.profiles ?? [])].sort()]);
+    expect(Object.fromEntries(profiles)).toEqual(Object.fromEntries(Object.entries(wanted).map(([as, stacks]) => [as, stacks.sort()])));
   });
 });
 

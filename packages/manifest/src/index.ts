@@ -3,7 +3,8 @@
  * service owns its facts (src/service.ts: name, port, start-up line), which it runs with; the stack
  * runner, the image build, the test support and the bench read them here, and tests check the
  * compose files, the Dockerfile, the README and docs/ against them. Not loaded by any service.
- * Adding a service: a folder under services/ and an entry here.
+ * Adding a service: docs/architecture.md's numbered steps (a folder under services/, then here an entry, a dependency
+ * in package.json and a reference in tsconfig.json).
  */
 import { service as backend } from '@svc/backend/service';
 import { service as database } from '@svc/database/service';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { copierHookContract } from '@svc/testing/contract/copier-hook';
+import { openApiContract } from '@svc/testing/contract/openapi-document';
 import { fakeStore } from '@svc/testing/fake-store';
 import { createBackendApp } from '../src/app.js';
 
@@ -33,3 +34,4 @@ describe('variant C backend app (in-process, fake store)', () => {
 });
 
 copierHookContract(() => createBackendApp({ logger: false, store: fakeStore({}) }));
+openApiContract('backend', () => createBackendApp({ logger: false, store: fakeStore({}) }));

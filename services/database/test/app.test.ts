@@ -4,6 +4,7 @@ import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@sv
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { copierHookContract } from '@svc/testing/contract/copier-hook';
+import { openApiContract } from '@svc/testing/contract/openapi-document';
 import { fakeStore } from '@svc/testing/fake-store';
 import { createDatabaseApp } from '../src/app.js';
 
@@ -173,3 +174,4 @@ describe('variant B app (in-process, fake store)', () => {
 });
 
 copierHookContract(() => createDatabaseApp({ logger: false, store: fakeStore({}) }));
+openApiContract('database', () => createDatabaseApp({ logger: false, store: fakeStore({}) }));

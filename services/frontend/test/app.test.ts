@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { copierHookContract } from '@svc/testing/contract/copier-hook';
+import { openApiContract } from '@svc/testing/contract/openapi-document';
 import { createFrontendApp } from '../src/app.js';
 import type { BackendClient } from '../src/backend-client.js';
 
@@ -50,3 +51,4 @@ describe('variant C frontend app (in-process)', () => {
 });
 
 copierHookContract(() => createFrontendApp({ logger: false, backend: unusedBackend() }));
+openApiContract('frontend', () => createFrontendApp({ logger: false, backend: unusedBackend() }));

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiContract } from '@svc/testing/contract/openapi-document';
 import { proxyContract } from '@svc/testing/contract/proxy';
 import { downloadBody, startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@svc/testing/echo-upstream';
 import { createProxyApp } from '../src/app.js';
@@ -108,3 +109,8 @@ describe('createProxyApp in front of the echo upstream', () => {
     await closed;
   });
 });
+
+// Port 9 (discard): the document is built without forwarding anything.
+openApiContract('proxy', () =>
+  createProxyApp({ logger: false, upstream: new URL('http://127.0.0.1:9'), maxConnections: 8, upstreamTimeoutMs: 1_000 }),
+);

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { isoUtc } from '@svc/testing/contract/common';
 import { copierHookContract } from '@svc/testing/contract/copier-hook';
+import { openApiContract } from '@svc/testing/contract/openapi-document';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimpleApp } from '../src/app.js';
 import { readConfig } from '../src/config.js';
@@ -80,3 +81,4 @@ describe('variant A with METRICS=off', () => {
 });
 
 copierHookContract(() => createSimpleApp({ logger: false, environment: 'staging' }));
+openApiContract('simple', () => createSimpleApp({ logger: false, environment: 'test' }));
