@@ -3,7 +3,7 @@
  * is declared by path (`file:`), so no registry is ever asked for an `@svc/*` name, every `@svc/*` its
  * source imports is declared, and none of its files reaches into another folder by a relative path.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 interface Manifest {
   name: string;
+  scripts?: Record<string, string>;
   dependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
@@ -24,6 +25,7 @@ const workspaces = ['packages', 'services'].flatMap((parent) =>
     return { folder, manifest: JSON.parse(readFileSync(join(root, folder, 'package.json'), 'utf8')) as Manifest };
   }),
 );
+const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Manifest;
 const folderOf = new Map(workspaces.map(({ folder, manifest }) => [manifest.name, folder]));
 
 function sourceFiles(dir: string): string[] {
@@ -58,6 +60,22 @@ describe.each(workspaces)('$folder', ({ folder, manifest }) => {
       expect(spec).toBe(`file:${relative(folder, folderOf.get(name)!)}`);
     }
   });
+
+  // The root's compiler options and tools are not copied with a folder: what its build needs, it declares
+  // (@svc/tsconfig, whose tsconfig.json is the options they extend, builds nothing).
+  it.runIf(manifest.name !== '@svc/tsconfig' && existsSync(join(root, folder, 'tsconfig.json')))(
+    'builds alone: tsc -b, extending @svc/tsconfig, with its tools at the root’s versions',
+    () => {
+      expect(manifest.scripts?.build).toBe('tsc -b');
+      expect(readFileSync(join(root, folder, 'tsconfig.json'), 'utf8')).toMatch(/"extends": "@svc\/tsconfig"/);
+      expect(Object.keys(manifest.devDependencies ?? {})).toEqual(expect.arrayContaining(['@svc/tsconfig', '@types/node', 'typescript']));
+      for (const [name, version] of Object.entries(manifest.devDependencies ?? {}).filter(
+        ([name]) => rootManifest.devDependencies?.[name],
+      )) {
+        expect(version, name).toBe(rootManifest.devDependencies?.[name]);
+      }
+    },
+  );
 
   const files = ['src', 'test'].flatMap((part) => sourceFiles(join(root, folder, part)));
 

@@ -18,7 +18,6 @@ const copied = [
   '.dockerignore',
   'package.json',
   'package-lock.json',
-  'tsconfig.base.json',
   'packages',
   'services',
   'deploy/docker',
@@ -203,7 +202,7 @@ describe.skipIf(stage.skipReason !== undefined)('the development loop (deploy/co
         expect(development[service]?.build?.target).toBe('development');
         expect(development[service]?.image).toBeUndefined();
         expect(development[service]?.read_only ?? false).toBe(false);
-        expect(development[service]?.develop?.watch.map((rule) => rule.action)).toEqual(['sync', 'sync', 'rebuild', 'rebuild', 'rebuild']);
+        expect(development[service]?.develop?.watch.map((rule) => rule.action)).toEqual(['sync', 'sync', 'rebuild', 'rebuild']);
         expect(production[service]?.build?.target).toBeUndefined();
         expect(production[service]?.image).toMatch(/^sample-/);
         expect(production[service]?.read_only).toBe(true);

@@ -39,6 +39,22 @@ export async function startService(
   return { name, ...started };
 }
 
+/**
+ * Starts a service built in a folder of its own, e.g. one copied out of the repository: `node dist/main.js`
+ * there, as its `npm start` runs it, without the tracing preload, which such a copy does not carry.
+ */
+export async function startServiceIn(folder: string, name: ServiceName, env: NodeJS.ProcessEnv = {}): Promise<ServiceProcess> {
+  const started = await startListeningProcess({
+    label: `${name} in ${folder}`,
+    command: process.execPath,
+    args: ['dist/main.js'],
+    cwd: folder,
+    env: { ...baseEnv(name), PORT: '0', ...env },
+    startedMessage: (port) => startedLine(name, port),
+  });
+  return { name, ...started };
+}
+
 /** Runs a service to its exit (for start-up failures) and returns its code and output. */
 export async function runServiceToExit(name: ServiceName, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, serviceCommand(name).args, {
