@@ -37,9 +37,9 @@ COPY --from=manifests /app/ ./
 ARG SERVICE TARGETARCH
 # Named by path, as the services name their packages (as workspaces they bring every workspace's needs).
 RUN npm pkg delete workspaces devDependencies \
- && npm pkg set "dependencies.@svc/$SERVICE=file:services/$SERVICE" dependencies.@svc/telemetry=file:packages/telemetry \
+ && npm pkg set "dependencies.@sample-services/$SERVICE=file:services/$SERVICE" dependencies.@sample-services/telemetry=file:packages/telemetry \
  && npm install --omit=dev --ignore-scripts --no-audit --no-fund \
- && for ws in packages/* services/*; do [ -e "node_modules/@svc/${ws#*/}" ] || rm -r "$ws"; done \
+ && for ws in packages/* services/*; do [ -e "node_modules/@sample-services/${ws#*/}" ] || rm -r "$ws"; done \
  # better-sqlite3 ships its addon for every platform: keep the image's (Node calls amd64 x64).
  && if [ -d node_modules/better-sqlite3 ]; then cd node_modules/better-sqlite3 && rm -r deps src \
     && arch=$(echo "$TARGETARCH" | sed s/amd64/x64/) && find prebuilds -type f ! -name "linux-$arch.node" -delete \
@@ -56,7 +56,7 @@ ENV LOG_DIR=/app/logs DATA_DIR=/app/data OTEL_SERVICE_NAME=$SERVICE PATH=/app/no
 USER node
 WORKDIR /app/services/$SERVICE
 # --noCheck: emitting alone fits in 512 MB (lint and the build check types); --force: compose cuts file times to seconds.
-CMD ["sh", "-c", "tsc -b -w --force --noCheck --preserveWatchOutput & exec node --import=@svc/telemetry --watch-path=dist $(printf -- '--watch-path=%s ' /app/packages/*/dist) dist/main.js"]
+CMD ["sh", "-c", "tsc -b -w --force --noCheck --preserveWatchOutput & exec node --import=@sample-services/telemetry --watch-path=dist $(printf -- '--watch-path=%s ' /app/packages/*/dist) dist/main.js"]
 
 # ---- runtime-base: a stage of its own, so that a cross build can name another image for it (test:arm64) ----
 FROM node:24-bookworm-slim AS runtime-base
@@ -75,7 +75,7 @@ USER node
 EXPOSE $PORT
 # node as PID 1 in exec form: docker stop's SIGTERM reaches the service, which drains and exits 0.
 ENTRYPOINT []
-CMD ["node", "--import=@svc/telemetry", "dist/main.js"]
+CMD ["node", "--import=@sample-services/telemetry", "dist/main.js"]
 LABEL org.opencontainers.image.title="sample-$SERVICE" org.opencontainers.image.source="$SOURCE" \
       org.opencontainers.image.revision="$REVISION" org.opencontainers.image.version="$VERSION" org.opencontainers.image.created="$CREATED"
 

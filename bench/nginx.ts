@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@svc/testing/free-port';
+import { freePort } from '@sample-services/testing/free-port';
 import { repoRoot, type ServerSpec } from './server-process.js';
 
 export function nginxInstalled(): boolean {

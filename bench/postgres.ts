@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { startLocalPostgres, type TestPostgres } from '@svc/testing/postgres';
+import { startLocalPostgres, type TestPostgres } from '@sample-services/testing/postgres';
 
 const run = promisify(execFile);
 

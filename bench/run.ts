@@ -20,7 +20,7 @@ import type { Row, RunSettings } from './measure.js';
 import { sampleLoadAverage } from './load-average.js';
 import { describeMachine, formatSizeTable, formatTable, formatTargets, type ScenarioResults } from './report.js';
 import { scenarioIds, type ScenarioId } from './scenario-ids.js';
-import type { TestPostgres } from '@svc/testing/postgres';
+import type { TestPostgres } from '@sample-services/testing/postgres';
 import { benchPostgres } from './postgres.js';
 import { runDatabase } from './scenarios/database.js';
 import { formatFloodTable, runFlood, type FloodRow } from './scenarios/flood.js';

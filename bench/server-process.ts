@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { startedLine, type ServiceName } from '@svc/manifest';
-import { startListeningProcess } from '@svc/processes/listening-process';
-import { serviceCommand } from '@svc/testing/service-process';
+import { startedLine, type ServiceName } from '@sample-services/manifest';
+import { startListeningProcess } from '@sample-services/processes/listening-process';
+import { serviceCommand } from '@sample-services/testing/service-process';
 
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Workspace package name -> its src/index.ts, for the bare imports of @svc/* packages. */
+/** Workspace package name -> its src/index.ts, for the bare imports of @sample-services/* packages. */
 const packageEntries = new Map(
   readdirSync(join(root, 'packages')).flatMap((folder) => {
     const manifest = join(root, 'packages', folder, 'package.json');

@@ -1,7 +1,7 @@
 // `npm run serve -- <service>`: one compiled service in the foreground, configured by its own
 // environment. Plain JavaScript run by plain node (no loader, no compiler process), and the
 // service runs in this very process, so its signal handling and exit codes are the service's own.
-import { serviceNames, services } from '@svc/manifest';
+import { serviceNames, services } from '@sample-services/manifest';
 import { nearbyFreePort, portProblem } from './port-choice.js';
 
 const name = process.argv[2];
@@ -27,5 +27,5 @@ if (!process.env.PORT?.trim()) {
 // As the image runs it (scripts/listening-process.ts, serviceCommand): the OpenTelemetry preload first, which loads
 // nothing unless an OTLP endpoint is set, and before the service's modules, which its instrumentations patch.
 process.env.OTEL_SERVICE_NAME ??= name;
-await import('@svc/telemetry');
+await import('@sample-services/telemetry');
 await import(new URL(`../services/${name}/dist/main.js`, import.meta.url).href);

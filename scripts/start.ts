@@ -4,7 +4,7 @@
  * prefixed with the service's name; SIGINT/SIGTERM stops them all, last started first.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, readPort } from '@svc/kit';
+import { ConfigError, readPort } from '@sample-services/kit';
 import {
   portVariableOf,
   services,
@@ -14,9 +14,9 @@ import {
   type ServiceName,
   type StackMember,
   type StackName,
-} from '@svc/manifest';
+} from '@sample-services/manifest';
 import { prettyFactory } from 'pino-pretty';
-import { serviceCommand, startListeningProcess, type ListeningProcess } from '@svc/processes/listening-process';
+import { serviceCommand, startListeningProcess, type ListeningProcess } from '@sample-services/processes/listening-process';
 import { nearbyFreePort, portProblem } from './port-choice.js';
 
 const HEALTH_TIMEOUT_MS = 30_000;

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TestPostgres } from '@svc/testing/postgres';
+import type { TestPostgres } from '@sample-services/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Route, type Row, type RunSettings } from '../measure.js';
 import { nodeServer, serviceServer, type ServerProcess } from '../server-process.js';
 import { atLeast, processTargets, roundRatio, throughputRatio, type ScenarioResult, type TargetCheck } from '../targets.js';

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { TestPostgres } from '@svc/testing/postgres';
+import type { TestPostgres } from '@sample-services/testing/postgres';
 import { getRoute, measureRoute, startMeasured, type Row, type RunSettings } from '../measure.js';
 import { nodeServer, serviceServer, startServer, type ServerProcess, type ServerSpec } from '../server-process.js';
 import { atLeast, atMost, cpuRatio, processTargets, throughputRatio, type ScenarioResult } from '../targets.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextLinkTarget } from '@svc/frontend/browser/link-header';
+import { nextLinkTarget } from '@sample-services/frontend/browser/link-header';
 
 describe("the page's reading of a Link header (RFC 8288)", () => {
   it.each([

@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from '@svc/kit';
-import { createFrontendApp } from '@svc/frontend/app';
-import { repoRoot } from '@svc/testing/repo-root';
+import type { App } from '@sample-services/kit';
+import { createFrontendApp } from '@sample-services/frontend/app';
+import { repoRoot } from '@sample-services/testing/repo-root';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const contentHash = (body: Buffer): string => `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;

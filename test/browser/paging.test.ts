@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { addUsersToSqlite } from '@svc/testing/many-users';
+import { addUsersToSqlite } from '@sample-services/testing/many-users';
 import { expect, it } from 'vitest';
 import { browserSuite } from './support/chromium.js';
 import { focusedId, openSession } from './support/page-session.js';

@@ -1,5 +1,5 @@
-import { imageOf, services, stackNames, stacks, type StackMember, type StackName } from '@svc/manifest';
-import { DEVELOPMENT_PASSWORD } from '@svc/users';
+import { imageOf, services, stackNames, stacks, type StackMember, type StackName } from '@sample-services/manifest';
+import { DEVELOPMENT_PASSWORD } from '@sample-services/users';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { composeServices, dependenciesOf, environmentOf, passedThroughOf, publishedPorts, type ComposeService } from './support/compose.js';

@@ -1,5 +1,5 @@
-import { serviceNames, type ServiceName } from '@svc/manifest';
-import { tracingWanted } from '@svc/telemetry/wanted';
+import { serviceNames, type ServiceName } from '@sample-services/manifest';
+import { tracingWanted } from '@sample-services/telemetry/wanted';
 import { describe, expect, it } from 'vitest';
 import { variablesOfService, variablesReadBy } from './support/config-readers.js';
 import { tableWithHeader } from './support/markdown.js';

@@ -1,5 +1,5 @@
 import { dirname, join, normalize } from 'node:path';
-import { serviceNames } from '@svc/manifest';
+import { serviceNames } from '@sample-services/manifest';
 import { describe, expect, it } from 'vitest';
 import { docsPages, readRepoFile, repoFileExists, serviceReadmeOf } from './support/repo-files.js';
 

@@ -1,4 +1,4 @@
-import { serviceNames, services, type ServiceName } from '@svc/manifest';
+import { serviceNames, services, type ServiceName } from '@sample-services/manifest';
 import { describe, expect, it } from 'vitest';
 import { readRepoFile } from './support/repo-files.js';
 
@@ -59,7 +59,7 @@ describe("what an image installs is its service's package.json tree", () => {
 
   it('installs the production tree of the SERVICE and the preload, named by path as the services name their packages', () => {
     expect(instructions).toMatch(
-      /RUN npm pkg delete workspaces devDependencies\s+&& npm pkg set "dependencies\.@svc\/\$SERVICE=file:services\/\$SERVICE" dependencies\.@svc\/telemetry=file:packages\/telemetry\s+&& npm install --omit=dev /,
+      /RUN npm pkg delete workspaces devDependencies\s+&& npm pkg set "dependencies\.@sample-services\/\$SERVICE=file:services\/\$SERVICE" dependencies\.@sample-services\/telemetry=file:packages\/telemetry\s+&& npm install --omit=dev /,
     );
   });
 

@@ -1,4 +1,4 @@
-import { serviceNames } from '@svc/manifest';
+import { serviceNames } from '@sample-services/manifest';
 import { describe, expect, it } from 'vitest';
 import { containerStageCommands, pageCommands, type CliCommand } from './support/cli-commands.js';
 import { docsPages, serviceReadmeOf } from './support/repo-files.js';

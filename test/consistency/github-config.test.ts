@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parse } from 'yaml';
-import { repoRoot } from '@svc/testing/repo-root';
+import { repoRoot } from '@sample-services/testing/repo-root';
 import { readRepoFile, repoFileExists } from './support/repo-files.js';
 
 // action-validator ships the published workflow schema in its WebAssembly core, so this runs offline.

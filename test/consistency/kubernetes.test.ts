@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import type { IGateway } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/Gateway';
 import type { IHTTPRoute } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute';
 import type { IHTTPRouteMatch } from '@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRouteMatch';
-import { imageOf, services, stackNames, stacks, type ServiceName, type StackMember, type StackName } from '@svc/manifest';
+import { imageOf, services, stackNames, stacks, type ServiceName, type StackMember, type StackName } from '@sample-services/manifest';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { repoRoot } from '@svc/testing/repo-root';
+import { repoRoot } from '@sample-services/testing/repo-root';
 
 // A checkout on Windows (core.autocrlf=true, Git for Windows' default) turns LF into CRLF unless
 // .gitattributes says otherwise; a script with CRLF fails at its shebang, in a container too.

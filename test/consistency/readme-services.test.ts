@@ -1,4 +1,4 @@
-import { serviceNames, services, stackNames, stacks } from '@svc/manifest';
+import { serviceNames, services, stackNames, stacks } from '@sample-services/manifest';
 import { describe, expect, it } from 'vitest';
 import { tablesOf, tableWithHeader } from './support/markdown.js';
 import { readRepoFile, repoFileExists, serviceReadmeOf as readmeOf } from './support/repo-files.js';

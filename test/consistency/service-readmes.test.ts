@@ -1,4 +1,4 @@
-import { serviceNames, services } from '@svc/manifest';
+import { serviceNames, services } from '@sample-services/manifest';
 import { describe, expect, it } from 'vitest';
 import { variablesOfService } from './support/config-readers.js';
 import { tableWithHeader } from './support/markdown.js';

@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { serviceNames } from '@svc/manifest';
+import { serviceNames } from '@sample-services/manifest';
 import { describe, expect, it } from 'vitest';
 import { readRepoFile } from './support/repo-files.js';
 

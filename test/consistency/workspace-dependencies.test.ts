@@ -1,6 +1,6 @@
 /**
  * Each workspace is a folder a copier can take away with the packages it declares: its own shared code
- * is declared by path (`file:`), so no registry is ever asked for an `@svc/*` name, every `@svc/*` its
+ * is declared by path (`file:`), so no registry is ever asked for an `@sample-services/*` name, every `@sample-services/*` its
  * source imports is declared, and none of its files reaches into another folder by a relative path.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -54,22 +54,24 @@ describe.each(workspaces)('$folder', ({ folder, manifest }) => {
     ...manifest.optionalDependencies,
   };
 
-  it('declares each @svc package by path, to that package’s folder', () => {
-    for (const [name, spec] of Object.entries(declared).filter(([name]) => name.startsWith('@svc/'))) {
+  it('declares each @sample-services package by path, to that package’s folder', () => {
+    for (const [name, spec] of Object.entries(declared).filter(([name]) => name.startsWith('@sample-services/'))) {
       expect(folderOf.has(name), `${name} is no workspace`).toBe(true);
       expect(spec).toBe(`file:${relative(folder, folderOf.get(name)!)}`);
     }
   });
 
   // The root's compiler options and tools are not copied with a folder: what its build needs, it declares
-  // (@svc/tsconfig, whose tsconfig.json is the options they extend, builds nothing; nor do the folders
+  // (@sample-services/tsconfig, whose tsconfig.json is the options they extend, builds nothing; nor do the folders
   // without a tsconfig.json, run from source by tsx).
-  const builds = manifest.name !== '@svc/tsconfig' && existsSync(join(root, folder, 'tsconfig.json'));
+  const builds = manifest.name !== '@sample-services/tsconfig' && existsSync(join(root, folder, 'tsconfig.json'));
   if (builds)
-    it('builds alone: tsc -b, extending @svc/tsconfig, with its tools at the root’s versions', () => {
+    it('builds alone: tsc -b, extending @sample-services/tsconfig, with its tools at the root’s versions', () => {
       expect(manifest.scripts?.build).toBe('tsc -b');
-      expect(readFileSync(join(root, folder, 'tsconfig.json'), 'utf8')).toMatch(/"extends": "@svc\/tsconfig"/);
-      expect(Object.keys(manifest.devDependencies ?? {})).toEqual(expect.arrayContaining(['@svc/tsconfig', '@types/node', 'typescript']));
+      expect(readFileSync(join(root, folder, 'tsconfig.json'), 'utf8')).toMatch(/"extends": "@sample-services\/tsconfig"/);
+      expect(Object.keys(manifest.devDependencies ?? {})).toEqual(
+        expect.arrayContaining(['@sample-services/tsconfig', '@types/node', 'typescript']),
+      );
       for (const [name, version] of Object.entries(manifest.devDependencies ?? {}).filter(
         ([name]) => rootManifest.devDependencies?.[name],
       )) {
@@ -79,11 +81,11 @@ describe.each(workspaces)('$folder', ({ folder, manifest }) => {
 
   const files = ['src', 'test'].flatMap((part) => sourceFiles(join(root, folder, part)));
 
-  it('declares every @svc package its source imports, as a dependency', () => {
-    // Its tests' @svc imports (the test kit) resolve through the workspace root: declared here, npm would link
+  it('declares every @sample-services package its source imports, as a dependency', () => {
+    // Its tests' @sample-services imports (the test kit) resolve through the workspace root: declared here, npm would link
     // every workspace the test kit reaches into each image's production tree, dev dependencies though they are.
     for (const file of files.filter((path) => relative(join(root, folder), path).startsWith('src'))) {
-      for (const specifier of specifiersOf(readFileSync(file, 'utf8')).filter((s) => s.startsWith('@svc/'))) {
+      for (const specifier of specifiersOf(readFileSync(file, 'utf8')).filter((s) => s.startsWith('@sample-services/'))) {
         const name = specifier.split('/').slice(0, 2).join('/');
         if (name === manifest.name) continue;
         expect(manifest.dependencies?.[name], `${relative(root, file)} imports ${specifier}`).toBeDefined();

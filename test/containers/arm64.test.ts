@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '@svc/testing/contract/common';
-import { databaseContract } from '@svc/testing/contract/database';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { databaseContract } from '@sample-services/testing/contract/database';
 import { prepareArm64, arm64Build, type Arm64Engine } from './support/arm64.js';
 import { docker, waitForHttp, waitHealthy } from './support/docker.js';
 import { imageOf } from './support/images.js';

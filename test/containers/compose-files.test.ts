@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { services as manifest, stackNames, stacks, type StackMember, type StackName } from '@svc/manifest';
+import { services as manifest, stackNames, stacks, type StackMember, type StackName } from '@sample-services/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { composeOutput, repoRoot } from './support/docker.js';

@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promi
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { stacks, type StackName } from '@svc/manifest';
+import { stacks, type StackName } from '@sample-services/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { compose, docker, dockerBin, probe, repoRoot, waitFor } from './support/docker.js';
 import { memberPort } from './support/images.js';

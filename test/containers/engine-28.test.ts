@@ -1,10 +1,10 @@
-import { stackNames, stacks, type StackName } from '@svc/manifest';
+import { stackNames, stacks, type StackName } from '@sample-services/manifest';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { backendContract } from '@svc/testing/contract/backend';
-import { commonContract } from '@svc/testing/contract/common';
-import { databaseContract } from '@svc/testing/contract/database';
-import { frontendContract } from '@svc/testing/contract/frontend';
-import { simpleContract } from '@svc/testing/contract/simple';
+import { backendContract } from '@sample-services/testing/contract/backend';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { databaseContract } from '@sample-services/testing/contract/database';
+import { frontendContract } from '@sample-services/testing/contract/frontend';
+import { simpleContract } from '@sample-services/testing/contract/simple';
 import { dindImage, engine29MinimumApi, openDind, type Dind } from './support/dind.js';
 import { dockerResult, waitForHttp } from './support/docker.js';
 import { supportedEngine } from './support/engine.js';

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { serviceNames } from '@svc/manifest';
+import { serviceNames } from '@sample-services/manifest';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { docker, dockerResult, publishedUrl, repoRoot, timedStop, waitForHttp } from './support/docker.js';
 import { attestationsIn, openAttestingEngine } from './support/attestations.js';
@@ -40,7 +40,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     const config = JSON.parse(await docker(['image', 'inspect', '--format', '{{json .Config}}', image])) as ImageConfig;
     expect(config.User).toBe('node');
     expect(config.Entrypoint).toBeNull();
-    expect(config.Cmd).toEqual(['node', '--import=@svc/telemetry', 'dist/main.js']);
+    expect(config.Cmd).toEqual(['node', '--import=@sample-services/telemetry', 'dist/main.js']);
     expect(config.Env).toContain(`OTEL_SERVICE_NAME=${service}`);
     expect(config.WorkingDir).toBe(`/app/services/${service}`);
     // EXPOSE documents the service's own port (src/service.ts, which the build checks); no PORT is set, so PORT still overrides it.
@@ -115,14 +115,14 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     // Printed for the record: what each image carries at its top level.
     console.log(`${service}: ${top.length} top-level packages: ${top.join(' ')}`);
     const expected = productionTreeOf(service);
-    const workspaceNames = expected.workspaces.map((folder) => `@svc/${folder.split('/')[1]}`).sort();
-    expect(top.filter((name) => name.startsWith('@svc/'))).toEqual(workspaceNames);
+    const workspaceNames = expected.workspaces.map((folder) => `@sample-services/${folder.split('/')[1]}`).sort();
+    expect(top.filter((name) => name.startsWith('@sample-services/'))).toEqual(workspaceNames);
     // Every package the tree reaches is installed (top level or nested), and nothing else.
-    expect(everywhere.filter((name) => !name.startsWith('@svc/'))).toEqual(expected.packages);
+    expect(everywhere.filter((name) => !name.startsWith('@sample-services/'))).toEqual(expected.packages);
     expect(top.includes('@fastify/swagger-ui')).toBe(declares(service, '@fastify/swagger-ui'));
     expect(everywhere).not.toContain('pino-pretty');
     // With an endpoint set, the preload loads the SDK and its instrumentations, all installed.
-    const load = `import('@svc/telemetry').then(() => console.log('loaded'))`;
+    const load = `import('@sample-services/telemetry').then(() => console.log('loaded'))`;
     const traced = ['-e', 'OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9'];
     expect(await docker(['run', '--rm', ...traced, image, 'node', '--input-type=module', '-e', load])).toBe('loaded');
   });
@@ -153,7 +153,7 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
       await css.arrayBuffer();
     }
     const pid1 = await docker(['exec', prefix, 'cat', '/proc/1/cmdline']);
-    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', '--import=@svc/telemetry', 'dist/main.js']);
+    expect(pid1.split('\0').filter(Boolean)).toEqual(['node', '--import=@sample-services/telemetry', 'dist/main.js']);
     expect(await docker(['exec', prefix, 'ls', '/app/logs'])).toContain(`${service}.log`);
     const stopMs = await timedStop(prefix);
     expect(stopMs).toBeLessThan(2_000);

@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { services, startedLine } from '@svc/manifest';
+import { services, startedLine } from '@sample-services/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { commonContract } from '@svc/testing/contract/common';
-import { simpleContract } from '@svc/testing/contract/simple';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { simpleContract } from '@sample-services/testing/contract/simple';
 import { docker, followLogsUntil, inspectJson, publishedUrl, timedStop, waitFor, waitForHttp, waitHealthy } from './support/docker.js';
 import { imageOf } from './support/images.js';
 import { healthyWithinMs, startAndHealthy } from './support/stack.js';

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendContract } from '@svc/testing/contract/backend';
-import { commonContract } from '@svc/testing/contract/common';
-import { databaseContract } from '@svc/testing/contract/database';
-import { frontendContract } from '@svc/testing/contract/frontend';
-import { simpleContract } from '@svc/testing/contract/simple';
+import { backendContract } from '@sample-services/testing/contract/backend';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { databaseContract } from '@sample-services/testing/contract/database';
+import { frontendContract } from '@sample-services/testing/contract/frontend';
+import { simpleContract } from '@sample-services/testing/contract/simple';
 import type { StackName } from './support/images.js';
 import { waitForHttp } from './support/docker.js';
 import { openPodmanStack, podmanDocker, preparePodman, releasePodman, type PodmanStack } from './support/podman.js';

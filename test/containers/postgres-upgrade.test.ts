@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { ListedUser } from '@svc/testing/contract/users';
-import { listAllUsers } from '@svc/testing/write-load';
+import type { ListedUser } from '@sample-services/testing/contract/users';
+import { listAllUsers } from '@sample-services/testing/write-load';
 import { databaseProject, ready, runScript, webUrl } from './support/database-project.js';
 import { compose, docker, dockerResult, repoRoot } from './support/docker.js';
 

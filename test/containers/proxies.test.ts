@@ -1,8 +1,8 @@
 import { request } from 'node:http';
-import { services } from '@svc/manifest';
+import { services } from '@sample-services/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { commonContract } from '@svc/testing/contract/common';
-import { simpleContract } from '@svc/testing/contract/simple';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { simpleContract } from '@sample-services/testing/contract/simple';
 import { docker, publishedUrl, repoRoot, waitForHttp } from './support/docker.js';
 import { imageOf } from './support/images.js';
 

@@ -1,7 +1,7 @@
-import { services, startedLine } from '@svc/manifest';
+import { services, startedLine } from '@sample-services/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { commonContract } from '@svc/testing/contract/common';
-import { simpleContract } from '@svc/testing/contract/simple';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { simpleContract } from '@sample-services/testing/contract/simple';
 import { docker, inspectJson, waitFor, waitForHttp } from './support/docker.js';
 import { expectHardenedNginx, expectHardenedService } from './support/hardening.js';
 import { imageOf } from './support/images.js';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { fetchUserList, uniqueEmail } from '@svc/testing/contract/users';
+import { fetchUserList, uniqueEmail } from '@sample-services/testing/contract/users';
 import { docker, probe, repoRoot, waitFor } from './support/docker.js';
 import { underLoad } from './support/load.js';
 import { openCluster, type Cluster } from './support/swarm-cluster.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { simpleContract } from '@svc/testing/contract/simple';
-import { freePort } from '@svc/testing/free-port';
+import { simpleContract } from '@sample-services/testing/contract/simple';
+import { freePort } from '@sample-services/testing/free-port';
 import { docker, dockerResult, probe, repoRoot, waitFor, waitForHttp } from './support/docker.js';
 
 const stage = inject('containerStage');

@@ -1,8 +1,8 @@
-import { services, stacks, startedLine } from '@svc/manifest';
+import { services, stacks, startedLine } from '@sample-services/manifest';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { backendContract } from '@svc/testing/contract/backend';
-import { commonContract } from '@svc/testing/contract/common';
-import { frontendContract } from '@svc/testing/contract/frontend';
+import { backendContract } from '@sample-services/testing/contract/backend';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { frontendContract } from '@sample-services/testing/contract/frontend';
 import { docker, dockerResult, inspectJson, waitForHttp } from './support/docker.js';
 import { expectHardenedService, networksOf } from './support/hardening.js';
 import { healthyWithinMs, leftovers, openStack, startAndHealthy, type Stack } from './support/stack.js';

@@ -3,10 +3,10 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addUsersToSqlite } from '@svc/testing/many-users';
-import { repoRoot } from '@svc/testing/repo-root';
-import { startService } from '@svc/testing/service-process';
-import { checkRestore, listAllUsers, restoreSummary, startWriteLoad } from '@svc/testing/write-load';
+import { addUsersToSqlite } from '@sample-services/testing/many-users';
+import { repoRoot } from '@sample-services/testing/repo-root';
+import { startService } from '@sample-services/testing/service-process';
+import { checkRestore, listAllUsers, restoreSummary, startWriteLoad } from '@sample-services/testing/write-load';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-backup-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { usePostgres } from '@svc/testing/postgres';
-import { startService } from '@svc/testing/service-process';
-import { listAllUsers, missingAcknowledged, startWriteLoad } from '@svc/testing/write-load';
+import { usePostgres } from '@sample-services/testing/postgres';
+import { startService } from '@sample-services/testing/service-process';
+import { listAllUsers, missingAcknowledged, startWriteLoad } from '@sample-services/testing/write-load';
 
 const postgres = await usePostgres();
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-kill-'));

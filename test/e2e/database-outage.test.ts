@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startSilentServer, usePostgres } from '@svc/testing/postgres';
-import { startService, type ServiceProcess } from '@svc/testing/service-process';
+import { startSilentServer, usePostgres } from '@sample-services/testing/postgres';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 const unavailable = { error: 'Database unavailable; try again later' };
 

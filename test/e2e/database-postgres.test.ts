@@ -1,11 +1,11 @@
-import { createPostgresStore, type User, type UserStore } from '@svc/users';
+import { createPostgresStore, type User, type UserStore } from '@sample-services/users';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendContract } from '@svc/testing/contract/backend';
-import { commonContract } from '@svc/testing/contract/common';
-import { databaseContract } from '@svc/testing/contract/database';
-import { fetchUserList } from '@svc/testing/contract/users';
-import { usePostgres } from '@svc/testing/postgres';
-import { startService, type ServiceProcess } from '@svc/testing/service-process';
+import { backendContract } from '@sample-services/testing/contract/backend';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { databaseContract } from '@sample-services/testing/contract/database';
+import { fetchUserList } from '@sample-services/testing/contract/users';
+import { usePostgres } from '@sample-services/testing/postgres';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 const postgres = await usePostgres();
 

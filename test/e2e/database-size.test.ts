@@ -2,11 +2,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { walkPages } from '@svc/testing/contract/pagination';
-import type { ListedUser } from '@svc/testing/contract/users';
-import { addUsersToPostgres, addUsersToSqlite, countListedUsers } from '@svc/testing/many-users';
-import { usePostgres } from '@svc/testing/postgres';
-import { startService, type ServiceProcess } from '@svc/testing/service-process';
+import { walkPages } from '@sample-services/testing/contract/pagination';
+import type { ListedUser } from '@sample-services/testing/contract/users';
+import { addUsersToPostgres, addUsersToSqlite, countListedUsers } from '@sample-services/testing/many-users';
+import { usePostgres } from '@sample-services/testing/postgres';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 const postgres = await usePostgres(true);
 const dataDirs: string[] = [];

@@ -3,12 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startedLine } from '@svc/manifest';
-import { commonContract } from '@svc/testing/contract/common';
-import { databaseContract } from '@svc/testing/contract/database';
-import { startListeningProcess } from '@svc/processes/listening-process';
-import { runServiceToExit, serviceEntry, startService, type ServiceProcess } from '@svc/testing/service-process';
-import { startWriteLoad } from '@svc/testing/write-load';
+import { startedLine } from '@sample-services/manifest';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { databaseContract } from '@sample-services/testing/contract/database';
+import { startListeningProcess } from '@sample-services/processes/listening-process';
+import { runServiceToExit, serviceEntry, startService, type ServiceProcess } from '@sample-services/testing/service-process';
+import { startWriteLoad } from '@sample-services/testing/write-load';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-sqlite-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

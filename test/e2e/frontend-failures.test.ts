@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
+import { runServiceToExit, startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 /** A stand-in backend on an ephemeral port whose answer each test chooses. */
 async function fakeBackend(answer: (res: ServerResponse) => void): Promise<{ url: string; server: Server }> {

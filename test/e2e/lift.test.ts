@@ -9,13 +9,13 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { basename, join, relative, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { ServiceName } from '@svc/manifest';
-import { commonContract } from '@svc/testing/contract/common';
-import { databaseContract } from '@svc/testing/contract/database';
-import { proxyContract } from '@svc/testing/contract/proxy';
-import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
-import { repoRoot } from '@svc/testing/repo-root';
-import { startServiceIn, type ServiceProcess } from '@svc/testing/service-process';
+import type { ServiceName } from '@sample-services/manifest';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { databaseContract } from '@sample-services/testing/contract/database';
+import { proxyContract } from '@sample-services/testing/contract/proxy';
+import { startEchoUpstream, type EchoUpstream } from '@sample-services/testing/echo-upstream';
+import { repoRoot } from '@sample-services/testing/repo-root';
+import { startServiceIn, type ServiceProcess } from '@sample-services/testing/service-process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** Copying, an npm install per folder from the cache and a cold tsc -b take 1-3 minutes on 2 busy cores. */
@@ -83,16 +83,16 @@ function packagesIn(modules: string, scope = ''): string[] {
 
 /** The install's checks: shared packages by path in every lockfile, no tracing anywhere, and what the service needs. */
 function installChecks(lifted: () => Lifted, expected: string[]): void {
-  it('resolves each @svc package a folder declares to its copied folder, as a link in that folder’s lockfile', () => {
+  it('resolves each @sample-services package a folder declares to its copied folder, as a link in that folder’s lockfile', () => {
     const { root, folders } = lifted();
     const folderOf = new Map(folders.map((folder) => [manifestOf(join(root, folder)).name, folder]));
     for (const folder of folders) {
       const { dependencies, devDependencies } = manifestOf(join(root, folder));
-      const declared = Object.keys({ ...dependencies, ...devDependencies }).filter((name) => name.startsWith('@svc/'));
+      const declared = Object.keys({ ...dependencies, ...devDependencies }).filter((name) => name.startsWith('@sample-services/'));
       const lock = JSON.parse(readFileSync(join(root, folder, 'package-lock.json'), 'utf8')) as {
         packages: Record<string, { resolved?: string; link?: boolean }>;
       };
-      const locked = Object.entries(lock.packages).filter(([path]) => path.startsWith('node_modules/@svc/'));
+      const locked = Object.entries(lock.packages).filter(([path]) => path.startsWith('node_modules/@sample-services/'));
       expect(locked.map(([path]) => path.slice('node_modules/'.length)).sort(), folder).toEqual(declared.sort());
       for (const [path, entry] of locked) {
         expect(entry, `${folder}: ${path}`).toEqual({
@@ -103,11 +103,11 @@ function installChecks(lifted: () => Lifted, expected: string[]): void {
     }
   });
 
-  it('installs no tracing (no OpenTelemetry package but the API, no @svc/telemetry) and what the service runs on', () => {
+  it('installs no tracing (no OpenTelemetry package but the API, no @sample-services/telemetry) and what the service runs on', () => {
     const installed = installedPackages(lifted().root);
     // But OpenTelemetry's no-op facade: prom-client (the metrics) requires it for its exemplars (docs/observability-traces.md).
     const tracing = installed.filter(
-      (name) => (name.startsWith('@opentelemetry/') && name !== '@opentelemetry/api') || name === '@svc/telemetry',
+      (name) => (name.startsWith('@opentelemetry/') && name !== '@opentelemetry/api') || name === '@sample-services/telemetry',
     );
     expect(tracing).toEqual([]);
     expect(installed).toEqual(expect.arrayContaining(expected));
@@ -126,7 +126,7 @@ describe('services/database (variant B) lifted out with the packages it declares
     if (lifted !== undefined) rmSync(lifted.root, { recursive: true, force: true });
   });
 
-  installChecks(() => lifted, ['@svc/kit', '@svc/users', 'better-sqlite3', 'pg']);
+  installChecks(() => lifted, ['@sample-services/kit', '@sample-services/users', 'better-sqlite3', 'pg']);
   databaseContract(() => service.baseUrl);
   commonContract(() => service.baseUrl);
 });
@@ -147,6 +147,6 @@ describe('services/proxy lifted out with the packages it declares, in front of t
     if (lifted !== undefined) rmSync(lifted.root, { recursive: true, force: true });
   });
 
-  installChecks(() => lifted, ['@svc/kit', '@svc/upstream', 'undici']);
+  installChecks(() => lifted, ['@sample-services/kit', '@sample-services/upstream', 'undici']);
   proxyContract({ baseUrl: () => proxy.baseUrl, upstream: () => upstream });
 });

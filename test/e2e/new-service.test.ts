@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { repoRoot } from '@svc/testing/repo-root';
+import { repoRoot } from '@sample-services/testing/repo-root';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /** What the page says a new service touches beside its folder ("Adding a service", its opening). */
@@ -82,7 +82,7 @@ describe("docs/architecture.md's recipe adds a service `status` on port 4000 in 
       'services/status/package.json',
       `${JSON.stringify(
         {
-          name: '@svc/status',
+          name: '@sample-services/status',
           version: '0.0.0',
           private: true,
           description: 'Says it is up',
@@ -96,7 +96,7 @@ describe("docs/architecture.md's recipe adds a service `status` on port 4000 in 
     );
     write(
       'services/status/src/service.ts',
-      `import type { ServiceIdentity } from '@svc/kit';
+      `import type { ServiceIdentity } from '@sample-services/kit';
 
 export const service = {
   name: 'status',
@@ -109,7 +109,7 @@ export const service = {
     );
     write(
       'services/status/src/config.ts',
-      `import { readServiceConfig, type Env, type ServiceConfig } from '@svc/kit';
+      `import { readServiceConfig, type Env, type ServiceConfig } from '@sample-services/kit';
 import { service } from './service.js';
 
 export const readConfig = (env: Env): ServiceConfig => readServiceConfig(env, service);
@@ -118,7 +118,7 @@ export const readConfig = (env: Env): ServiceConfig => readServiceConfig(env, se
     write(
       'services/status/src/app.ts',
       `import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { apiDocs, cors, countRequests, createServer, healthPlugin, loadShedding, metricsRoute, readyPlugin, type App, type Logger } from '@svc/kit';
+import { apiDocs, cors, countRequests, createServer, healthPlugin, loadShedding, metricsRoute, readyPlugin, type App, type Logger } from '@sample-services/kit';
 import { Type } from 'typebox';
 import { service } from './service.js';
 
@@ -143,7 +143,7 @@ export function createStatusApp({ logger }: { logger: Logger | false }): App {
     );
     write(
       'services/status/src/main.ts',
-      `import { runService } from '@svc/kit';
+      `import { runService } from '@sample-services/kit';
 import { createStatusApp } from './app.js';
 import { readConfig } from './config.js';
 import { service } from './service.js';
@@ -153,8 +153,8 @@ await runService(service, { readConfig, build: ({ logger }) => ({ app: createSta
     );
     write(
       'services/status/test/app.test.ts',
-      `import { commonContract } from '@svc/testing/contract/common';
-import { openApiContract } from '@svc/testing/contract/openapi-document';
+      `import { commonContract } from '@sample-services/testing/contract/common';
+import { openApiContract } from '@sample-services/testing/contract/openapi-document';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStatusApp } from '../src/app.js';
 
@@ -198,18 +198,18 @@ Says it is up, on port 4000.
 
   it("2. the manifest: the service's entry, a dependency on it and a reference to it", () => {
     const index = read('packages/manifest/src/index.ts');
-    const lastImport = index.match(/^import \{ service as \w+ \} from '@svc\/\w+\/service';$/gm)?.at(-1) ?? '';
+    const lastImport = index.match(/^import \{ service as \w+ \} from '@sample-services\/\w+\/service';$/gm)?.at(-1) ?? '';
     const entries = '} as const satisfies Record<string, ServiceEntry>;';
     expect(index).toContain(lastImport);
     expect(index).toContain(entries);
     write(
       'packages/manifest/src/index.ts',
       index
-        .replace(lastImport, `${lastImport}\nimport { service as status } from '@svc/status/service';`)
+        .replace(lastImport, `${lastImport}\nimport { service as status } from '@sample-services/status/service';`)
         .replace(entries, `  status: { ...status, spec: 'status page' },\n${entries}`),
     );
     editJson('packages/manifest/package.json', (json) => {
-      json.dependencies = { ...(json.dependencies as object), '@svc/status': 'file:../../services/status' };
+      json.dependencies = { ...(json.dependencies as object), '@sample-services/status': 'file:../../services/status' };
     });
     editJson('packages/manifest/tsconfig.json', (json) => {
       json.references = [...(json.references as object[]), { path: '../../services/status' }];
@@ -218,7 +218,7 @@ Says it is up, on port 4000.
 
   it('3. npm install links the workspace and records it in package-lock.json', () => {
     run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund']);
-    expect(read('package-lock.json')).toContain('"node_modules/@svc/status"');
+    expect(read('package-lock.json')).toContain('"node_modules/@sample-services/status"');
   }, 300_000);
 
   it("4. README.md: the service's row in the services table", () => {

@@ -7,10 +7,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStore } from '@svc/users';
+import { createSqliteStore } from '@sample-services/users';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findSchemathesis, runSchemathesis } from '@svc/testing/schemathesis';
-import { startService, type ServiceProcess } from '@svc/testing/service-process';
+import { findSchemathesis, runSchemathesis } from '@sample-services/testing/schemathesis';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 // Optional on a workstation, never in CI: there its absence is a failure.
 const schemathesis = findSchemathesis();

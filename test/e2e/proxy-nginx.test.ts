@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '@svc/testing/contract/common';
-import { proxyContract } from '@svc/testing/contract/proxy';
-import { simpleContract } from '@svc/testing/contract/simple';
-import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
-import { nginxInstalled, startNginx, type NginxProcess } from '@svc/testing/nginx';
-import { repoRoot } from '@svc/testing/repo-root';
-import { startService, type ServiceProcess } from '@svc/testing/service-process';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { proxyContract } from '@sample-services/testing/contract/proxy';
+import { simpleContract } from '@sample-services/testing/contract/simple';
+import { startEchoUpstream, type EchoUpstream } from '@sample-services/testing/echo-upstream';
+import { nginxInstalled, startNginx, type NginxProcess } from '@sample-services/testing/nginx';
+import { repoRoot } from '@sample-services/testing/repo-root';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 // nginx is optional on a workstation, never in CI: there its absence is a failure.
 const available = nginxInstalled();

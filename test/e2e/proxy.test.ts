@@ -1,11 +1,11 @@
 import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '@svc/testing/contract/common';
-import { proxyContract } from '@svc/testing/contract/proxy';
-import { simpleContract } from '@svc/testing/contract/simple';
-import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
-import { freePort } from '@svc/testing/free-port';
-import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { proxyContract } from '@sample-services/testing/contract/proxy';
+import { simpleContract } from '@sample-services/testing/contract/simple';
+import { startEchoUpstream, type EchoUpstream } from '@sample-services/testing/echo-upstream';
+import { freePort } from '@sample-services/testing/free-port';
+import { runServiceToExit, startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 /** The status and body of a GET sent on a connection of its own, closed after the answer; `socketPath` ('\0' for '@'): on that Unix socket. */
 function answerOnOwnConnection(url: string, socketPath?: string): Promise<{ status: number; body: string }> {

@@ -7,10 +7,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '@svc/testing/free-port';
-import { nginxInstalled, startNginx, type NginxProcess } from '@svc/testing/nginx';
-import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
-import { startService, type ServiceProcess } from '@svc/testing/service-process';
+import { freePort } from '@sample-services/testing/free-port';
+import { nginxInstalled, startNginx, type NginxProcess } from '@sample-services/testing/nginx';
+import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 /** The JSON log lines of a process that carry this request id. */
 function linesWithId(service: ServiceProcess, id: string): Record<string, unknown>[] {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commonContract } from '@svc/testing/contract/common';
-import { simpleContract } from '@svc/testing/contract/simple';
-import { freePort } from '@svc/testing/free-port';
-import { runServiceToExit, startService, type ServiceProcess } from '@svc/testing/service-process';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { simpleContract } from '@sample-services/testing/contract/simple';
+import { freePort } from '@sample-services/testing/free-port';
+import { runServiceToExit, startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 describe('variant A as a real process', () => {
   let service: ServiceProcess;

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { services, startedLine } from '@svc/manifest';
-import { freePort } from '@svc/testing/free-port';
-import { startListeningProcess } from '@svc/processes/listening-process';
-import { repoRoot } from '@svc/testing/repo-root';
+import { services, startedLine } from '@sample-services/manifest';
+import { freePort } from '@sample-services/testing/free-port';
+import { startListeningProcess } from '@sample-services/processes/listening-process';
+import { repoRoot } from '@sample-services/testing/repo-root';
 
 /**
  * Root without the one capability that binds ports below the system's unprivileged start: still root,

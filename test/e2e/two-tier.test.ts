@@ -1,16 +1,16 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStore, type User, type UserStore } from '@svc/users';
+import { createSqliteStore, type User, type UserStore } from '@sample-services/users';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendContract } from '@svc/testing/contract/backend';
-import { commonContract } from '@svc/testing/contract/common';
-import { frontendContract } from '@svc/testing/contract/frontend';
-import { nextLink } from '@svc/testing/contract/pagination';
-import type { ListedUser } from '@svc/testing/contract/users';
-import { addUsersToPostgres, addUsersToSqlite, countListedUsers } from '@svc/testing/many-users';
-import { usePostgres } from '@svc/testing/postgres';
-import { startService, type ServiceProcess } from '@svc/testing/service-process';
+import { backendContract } from '@sample-services/testing/contract/backend';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { frontendContract } from '@sample-services/testing/contract/frontend';
+import { nextLink } from '@sample-services/testing/contract/pagination';
+import type { ListedUser } from '@sample-services/testing/contract/users';
+import { addUsersToPostgres, addUsersToSqlite, countListedUsers } from '@sample-services/testing/many-users';
+import { usePostgres } from '@sample-services/testing/postgres';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 const postgres = await usePostgres();
 const dataDirs: string[] = [];

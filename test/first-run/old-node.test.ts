@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { repoRoot } from '@svc/testing/repo-root';
+import { repoRoot } from '@sample-services/testing/repo-root';
 import { expect, it, onTestFinished } from 'vitest';
 
 const oldNode = process.env.OLD_NODE ?? '/usr/bin/node';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { parsePrometheusText, sampleValue, type MetricFamily } from '@svc/testing/prometheus-text';
+import { parsePrometheusText, sampleValue, type MetricFamily } from '@sample-services/testing/prometheus-text';
 import { Counter } from 'prom-client';
 import { countRequests, createServer, metricsRoute, processRegistry, type App } from '../src/index.js';
 

@@ -6,8 +6,8 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '@svc/testing/free-port';
-import { startListeningProcess } from '@svc/processes/listening-process';
+import { freePort } from '@sample-services/testing/free-port';
+import { startListeningProcess } from '@sample-services/processes/listening-process';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const fixture = new URL('./fixtures/slow-service.ts', import.meta.url).pathname;

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { pino } from 'pino';
 import { Type } from 'typebox';
-import { sendRaw } from '@svc/testing/http-request';
+import { sendRaw } from '@sample-services/testing/http-request';
 import { answerError, cors, createServer, healthPlugin, HttpError, type App } from '../src/index.js';
 
 const api = { title: 'test', description: 'requests' };

@@ -6,11 +6,11 @@
  * Adding a service: docs/architecture.md's numbered steps (a folder under services/, then here an entry, a dependency
  * in package.json and a reference in tsconfig.json).
  */
-import { service as backend } from '@svc/backend/service';
-import { service as database } from '@svc/database/service';
-import { service as frontend } from '@svc/frontend/service';
-import { service as proxy } from '@svc/proxy/service';
-import { service as simple } from '@svc/simple/service';
+import { service as backend } from '@sample-services/backend/service';
+import { service as database } from '@sample-services/database/service';
+import { service as frontend } from '@sample-services/frontend/service';
+import { service as proxy } from '@sample-services/proxy/service';
+import { service as simple } from '@sample-services/simple/service';
 
 export interface ServiceEntry {
   /** The workspace folder `services/<name>`, the log's name, and the image `sample-<name>`. */

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { ServiceName } from '@svc/manifest';
+import type { ServiceName } from '@sample-services/manifest';
 
 /** The repository's root directory: where the compiled services are, and where processes start by default. */
 const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
@@ -21,7 +21,7 @@ export const serviceEntry = (name: ServiceName): string => `services/${name}/dis
  * spans' service.name is the service's name unless the caller's environment sets OTEL_SERVICE_NAME.
  */
 export const serviceCommand = (name: ServiceName): { args: string[]; env: Record<string, string> } => ({
-  args: ['--import=@svc/telemetry', serviceEntry(name)],
+  args: ['--import=@sample-services/telemetry', serviceEntry(name)],
   env: { OTEL_SERVICE_NAME: name },
 });
 

@@ -1,5 +1,5 @@
 /**
- * The OpenTelemetry preload of every service: `node --import=@svc/telemetry dist/main.js`, as
+ * The OpenTelemetry preload of every service: `node --import=@sample-services/telemetry dist/main.js`, as
  * OpenTelemetry's Node docs start an ES module app. Without an OTLP endpoint, or with
  * OTEL_SDK_DISABLED=true, it loads nothing more: a service with tracing off runs no module of OpenTelemetry.
  */

@@ -23,7 +23,7 @@ const channel = 'svc.users.sqlite.statement';
  * better-sqlite3 exists, and the store's writes run in a worker thread no module patch would see.
  */
 export function traceSqliteStatements(): void {
-  const tracer = trace.getTracer('@svc/telemetry');
+  const tracer = trace.getTracer('@sample-services/telemetry');
   const spans = new WeakMap<object, Span>();
   const end = (statement: object): void => {
     spans.get(statement)?.end();

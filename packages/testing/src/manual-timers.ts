@@ -1,4 +1,4 @@
-import type { UpstreamTimers } from '@svc/upstream';
+import type { UpstreamTimers } from '@sample-services/upstream';
 
 interface Pending {
   at: number;

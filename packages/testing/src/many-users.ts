@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { createPostgresStore, createSqliteStore } from '@svc/users';
+import { createPostgresStore, createSqliteStore } from '@sample-services/users';
 
 /**
  * Adds `count` users (`User N`, `userN@example.com`, N from `from`) in one statement, straight

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { startedLine, type ServiceName } from '@svc/manifest';
-import { serviceCommand, serviceEntry, startListeningProcess, type ListeningProcess } from '@svc/processes/listening-process';
+import { startedLine, type ServiceName } from '@sample-services/manifest';
+import { serviceCommand, serviceEntry, startListeningProcess, type ListeningProcess } from '@sample-services/processes/listening-process';
 import { repoRoot } from './repo-root.js';
 
 export { serviceCommand, serviceEntry };

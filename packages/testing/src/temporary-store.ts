@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStore, type UserStore } from '@svc/users';
+import { createSqliteStore, type UserStore } from '@sample-services/users';
 
 export interface TemporaryStore {
   store: UserStore;

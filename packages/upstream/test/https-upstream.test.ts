@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamAddresses } from '../src/upstream-addresses.js';
-import { ManualTimers } from '@svc/testing/manual-timers';
+import { ManualTimers } from '@sample-services/testing/manual-timers';
 
 const name = 'backend-tls.test';
 

@@ -10,10 +10,10 @@ import {
   type FakeDns,
   type Replica,
   type ReplicaAnswer,
-} from '@svc/testing/loopback-replicas';
+} from '@sample-services/testing/loopback-replicas';
 import { isUnreachable } from '../src/upstream-errors.js';
 import { UpstreamAddresses, type UpstreamAddress, type UpstreamAddressesOptions } from '../src/upstream-addresses.js';
-import { ManualTimers } from '@svc/testing/manual-timers';
+import { ManualTimers } from '@sample-services/testing/manual-timers';
 
 // `web` scaled to several containers (replicaAddresses), with a fake DNS. The resolve and skip timers
 // run on the test's clock.

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
+import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
 import { isConnectionLost, isUnreachable, upstreamErrorCounter, upstreamErrorKind } from '../src/upstream-errors.js';
 
 const withCode = (code: string): Error => Object.assign(new Error(code), { code });

@@ -5,7 +5,7 @@ export type { PostgresStoreOptions } from './postgres-store.js';
 export { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
 export type { SqliteStoreOptions } from './sqlite-store.js';
 export { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin } from './routes.js';
-export { ListQuery, NewUserBody, REQUIRED_MESSAGE, User, UserList } from '@svc/users-api';
+export { ListQuery, NewUserBody, REQUIRED_MESSAGE, User, UserList } from '@sample-services/users-api';
 export { MAX_STREAM_BATCH, MIN_STREAM_BATCH, STREAM_BATCH, streamList } from './list-stream.js';
 export { DEVELOPMENT_PASSWORD_WARNING, startUserStore } from './start-store.js';
 export { meterStore } from './store-metrics.js';

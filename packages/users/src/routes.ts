@@ -1,7 +1,16 @@
 import { Readable } from 'node:stream';
-import { errorAnswer, HttpError, sendUnchecked, type ReadyCheck } from '@svc/kit';
+import { errorAnswer, HttpError, sendUnchecked, type ReadyCheck } from '@sample-services/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { BadListQuery, DatabaseStatus, ListQuery, NewUserBody, nextPageLink, User, userRequestChecks, UserList } from '@svc/users-api';
+import {
+  BadListQuery,
+  DatabaseStatus,
+  ListQuery,
+  NewUserBody,
+  nextPageLink,
+  User,
+  userRequestChecks,
+  UserList,
+} from '@sample-services/users-api';
 import { STREAM_BATCH, streamList } from './list-stream.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserPage, type UserStore } from './user-store.js';
 

@@ -1,4 +1,4 @@
-import type { Logger } from '@svc/kit';
+import type { Logger } from '@sample-services/kit';
 import { openUserStore, usesDevelopmentPassword, type StoreConfig } from './open-store.js';
 import type { UserStore } from './user-store.js';
 

@@ -1,5 +1,5 @@
 /** The metrics of a service's user store: its pool's gauges and its failed queries, in the app's /metrics. */
-import { metricsOf, type App } from '@svc/kit';
+import { metricsOf, type App } from '@sample-services/kit';
 import { Counter, Gauge } from 'prom-client';
 import type { PoolStats } from './user-store.js';
 

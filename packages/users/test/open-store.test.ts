@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '@svc/kit';
+import { ConfigError } from '@sample-services/kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readStoreConfig } from '../src/index.js';
 

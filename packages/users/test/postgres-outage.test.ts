@@ -1,7 +1,7 @@
 import { listAll } from './store-suite.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, DatabaseUnavailableError } from '../src/index.js';
-import { startSilentServer, usePostgres } from '@svc/testing/postgres';
+import { startSilentServer, usePostgres } from '@sample-services/testing/postgres';
 
 describe('PostgreSQL adapter when the database hangs', () => {
   it('reports the probe as failed within its bound and fails data calls as unavailable', async () => {

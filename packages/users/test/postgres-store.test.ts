@@ -2,7 +2,7 @@ import { listAll } from './store-suite.js';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, DatabaseUnavailableError, MAX_STREAM_BATCH, type User, type UserStore } from '../src/index.js';
-import { usePostgres } from '@svc/testing/postgres';
+import { usePostgres } from '@sample-services/testing/postgres';
 import { storeSuite } from './store-suite.js';
 
 const postgres = await usePostgres();

@@ -1,5 +1,5 @@
-import { createServer, metricsOf, metricsRoute, type App } from '@svc/kit';
-import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
+import { createServer, metricsOf, metricsRoute, type App } from '@sample-services/kit';
+import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
 import { afterEach, describe, expect, it } from 'vitest';
 import { meterStore } from '../src/index.js';
 

@@ -1,4 +1,4 @@
-import { createServer } from '@svc/kit';
+import { createServer } from '@sample-services/kit';
 import { describe, expect, it } from 'vitest';
 import {
   createUserPlugin,
@@ -19,7 +19,7 @@ export async function listAll(store: UserStore, pageSize = 1000): Promise<User[]
     after = page.lastId;
   }
 }
-import { isoUtc } from '@svc/testing/contract/common';
+import { isoUtc } from '@sample-services/testing/contract/common';
 
 /** The creates' outcomes, settled, with the batch sizes the store reported meanwhile. */
 function batchesOf(): { options: BatchOptions; sizes: number[] } {

@@ -9,7 +9,7 @@ import {
   readyPlugin,
   type App,
   type Logger,
-} from '@svc/kit';
+} from '@sample-services/kit';
 import { service } from './service.js';
 import {
   databaseReady,
@@ -19,7 +19,7 @@ import {
   listUsersPlugin,
   meterStore,
   type UserStore,
-} from '@svc/users';
+} from '@sample-services/users';
 import { Type } from 'typebox';
 
 export interface BackendAppOptions {

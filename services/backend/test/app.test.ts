@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { copierHookContract } from '@svc/testing/contract/copier-hook';
-import { openApiContract } from '@svc/testing/contract/openapi-document';
-import { fakeStore } from '@svc/testing/fake-store';
+import { copierHookContract } from '@sample-services/testing/contract/copier-hook';
+import { openApiContract } from '@sample-services/testing/contract/openapi-document';
+import { fakeStore } from '@sample-services/testing/fake-store';
 import { createBackendApp } from '../src/app.js';
 
 describe('variant C backend app (in-process, fake store)', () => {

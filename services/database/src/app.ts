@@ -9,7 +9,7 @@ import {
   readyPlugin,
   type App,
   type Logger,
-} from '@svc/kit';
+} from '@sample-services/kit';
 import { service } from './service.js';
 import {
   createUserPlugin,
@@ -20,7 +20,7 @@ import {
   listUsersPlugin,
   meterStore,
   type UserStore,
-} from '@svc/users';
+} from '@sample-services/users';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 

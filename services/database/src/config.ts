@@ -1,6 +1,6 @@
-import { readServiceConfig, type Env, type ServiceConfig } from '@svc/kit';
+import { readServiceConfig, type Env, type ServiceConfig } from '@sample-services/kit';
 import { service } from './service.js';
-import { readStoreConfig, type StoreConfig } from '@svc/users';
+import { readStoreConfig, type StoreConfig } from '@sample-services/users';
 
 export interface DatabaseConfig extends ServiceConfig {
   store: StoreConfig;

@@ -1,6 +1,6 @@
-import { runService } from '@svc/kit';
+import { runService } from '@sample-services/kit';
 import { service } from './service.js';
-import { startUserStore } from '@svc/users';
+import { startUserStore } from '@sample-services/users';
 import { createDatabaseApp } from './app.js';
 import { readConfig } from './config.js';
 

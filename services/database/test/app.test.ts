@@ -1,11 +1,11 @@
 import { request } from 'node:http';
 import { Writable } from 'node:stream';
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@svc/users';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@sample-services/users';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { copierHookContract } from '@svc/testing/contract/copier-hook';
-import { openApiContract } from '@svc/testing/contract/openapi-document';
-import { fakeStore } from '@svc/testing/fake-store';
+import { copierHookContract } from '@sample-services/testing/contract/copier-hook';
+import { openApiContract } from '@sample-services/testing/contract/openapi-document';
+import { fakeStore } from '@sample-services/testing/fake-store';
 import { createDatabaseApp } from '../src/app.js';
 
 /** A logger whose JSON lines the test can read. */

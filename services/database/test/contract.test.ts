@@ -1,6 +1,6 @@
-import { commonContract } from '@svc/testing/contract/common';
-import { databaseContract } from '@svc/testing/contract/database';
-import { temporarySqliteStore, type TemporaryStore } from '@svc/testing/temporary-store';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { databaseContract } from '@sample-services/testing/contract/database';
+import { temporarySqliteStore, type TemporaryStore } from '@sample-services/testing/temporary-store';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createDatabaseApp } from '../src/app.js';

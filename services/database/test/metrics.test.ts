@@ -1,7 +1,7 @@
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@svc/users';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@sample-services/users';
 import { describe, expect, it } from 'vitest';
-import { fakeStore } from '@svc/testing/fake-store';
-import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
+import { fakeStore } from '@sample-services/testing/fake-store';
+import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
 import { createDatabaseApp } from '../src/app.js';
 
 const post = (email: string) => ({ method: 'POST' as const, url: '/api/users', payload: { name: 'Ann', email } });

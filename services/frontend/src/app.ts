@@ -9,7 +9,7 @@ import {
   readyPlugin,
   type App,
   type Logger,
-} from '@svc/kit';
+} from '@sample-services/kit';
 import { service } from './service.js';
 import { Type } from 'typebox';
 import type { BackendClient } from './backend-client.js';

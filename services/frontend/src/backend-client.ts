@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { processRegistry, requestIdHeader } from '@svc/kit';
+import { processRegistry, requestIdHeader } from '@sample-services/kit';
 import {
   isConnectionLost,
   isUnreachable,
@@ -11,7 +11,7 @@ import {
   type UpstreamAddress,
   type UpstreamLog,
   type UpstreamTimers,
-} from '@svc/upstream';
+} from '@sample-services/upstream';
 import type { Dispatcher } from 'undici';
 import { bodyStarted, opening } from './body-start.js';
 
@@ -99,7 +99,7 @@ const SKIP_FAILED_MS = 10_000;
 
 /**
  * Calls the backend over keep-alive connections, following its host name as the proxy follows
- * web's (@svc/upstream): resolved again every second, a pool per address, requests in turn over
+ * web's (@sample-services/upstream): resolved again every second, a pool per address, requests in turn over
  * every address, so that replicas added by a scale-up take their share at once instead of only
  * when kept-alive connections happen to close, and a replica that went away is dropped.
  * timeoutMs bounds connecting, waiting for the response headers and each pause between two body

@@ -1,6 +1,6 @@
-import { errorAnswer, sendUnchecked } from '@svc/kit';
+import { errorAnswer, sendUnchecked } from '@sample-services/kit';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { BadListQuery, ListQuery, UserList, userRequestChecks } from '@svc/users-api';
+import { BadListQuery, ListQuery, UserList, userRequestChecks } from '@sample-services/users-api';
 import type { BackendClient, UsersAnswer } from './backend-client.js';
 
 const fetchFailed = errorAnswer(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { copierHookContract } from '@svc/testing/contract/copier-hook';
-import { openApiContract } from '@svc/testing/contract/openapi-document';
+import { copierHookContract } from '@sample-services/testing/contract/copier-hook';
+import { openApiContract } from '@sample-services/testing/contract/openapi-document';
 import { createFrontendApp } from '../src/app.js';
 import type { BackendClient } from '../src/backend-client.js';
 

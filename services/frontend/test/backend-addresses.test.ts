@@ -1,9 +1,9 @@
-import { startReplicas, type Replica } from '@svc/testing/loopback-replicas';
+import { startReplicas, type Replica } from '@sample-services/testing/loopback-replicas';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { App } from '@svc/kit';
+import type { App } from '@sample-services/kit';
 import { createFrontendApp } from '../src/app.js';
-import { ManualTimers } from '@svc/testing/manual-timers';
+import { ManualTimers } from '@sample-services/testing/manual-timers';
 import { createBackendClient } from '../src/backend-client.js';
 import { getRaw } from './support.js';
 

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
+import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
 import { BACKEND_ATTEMPTS } from '../src/backend-client.js';
 import {
   fetchFailedLine as fetchFailed,

@@ -1,8 +1,8 @@
-import { createBackendApp } from '@svc/backend/app';
-import { commonContract } from '@svc/testing/contract/common';
-import { frontendContract } from '@svc/testing/contract/frontend';
-import { temporarySqliteStore, type TemporaryStore } from '@svc/testing/temporary-store';
-import type { User } from '@svc/users';
+import { createBackendApp } from '@sample-services/backend/app';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { frontendContract } from '@sample-services/testing/contract/frontend';
+import { temporarySqliteStore, type TemporaryStore } from '@sample-services/testing/temporary-store';
+import type { User } from '@sample-services/users';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

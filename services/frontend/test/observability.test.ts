@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
+import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
 import { BACKEND_ATTEMPTS } from '../src/backend-client.js';
 import { startFakeBackend, startFrontend, type FakeBackend, type Frontend } from './support.js';
 

@@ -1,5 +1,5 @@
 import { METHODS } from 'node:http';
-import { countRequests, createServer, errorAnswer, notInDocument, type App, type Logger } from '@svc/kit';
+import { countRequests, createServer, errorAnswer, notInDocument, type App, type Logger } from '@sample-services/kit';
 import { service } from './service.js';
 import { serveMetricsOnPort } from './metrics-port.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -10,7 +10,7 @@ import { discardRequestBody, upstreamRequestBody } from './request-body.js';
 import { requestTarget } from './request-target.js';
 import { refusal } from './client-request.js';
 import { forwardOneAtATime } from './one-at-a-time.js';
-import { lookupAll, UpstreamAddresses, type Resolve } from '@svc/upstream';
+import { lookupAll, UpstreamAddresses, type Resolve } from '@sample-services/upstream';
 
 export interface ProxyAppOptions {
   logger: Logger | false;

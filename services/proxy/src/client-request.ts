@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '@svc/kit';
+import { HttpError } from '@sample-services/kit';
 
 /**
  * A Host header as RFC 9110 allows it: a host name (RFC 3986's reg-name, without two dots in a

@@ -1,4 +1,4 @@
-import { ConfigError, readInt, readPort, readServiceConfig, readString, readUrl, type Env, type ServiceConfig } from '@svc/kit';
+import { ConfigError, readInt, readPort, readServiceConfig, readString, readUrl, type Env, type ServiceConfig } from '@sample-services/kit';
 import { service } from './service.js';
 
 export interface ProxyConfig extends ServiceConfig {

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { metricsContentType, metricsOf, metricsText, type App } from '@svc/kit';
+import { metricsContentType, metricsOf, metricsText, type App } from '@sample-services/kit';
 
 /**
  * Serves the app's metrics on a port of their own (GET /metrics; anything else 404), opened when

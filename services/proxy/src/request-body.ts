@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { HttpError } from '@svc/kit';
+import { HttpError } from '@sample-services/kit';
 
 /** The same words the kit's services use for Fastify's own 413. */
 export const bodyTooLarge = (): HttpError => new HttpError(413, 'Request body is too large');

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { answerError, HttpError, processRegistry } from '@svc/kit';
+import { answerError, HttpError, processRegistry } from '@sample-services/kit';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { clientResponseHeaders, declaredLength } from './headers.js';
@@ -12,7 +12,7 @@ import {
   upstreamErrorKind,
   type UpstreamAddress,
   type UpstreamAddresses,
-} from '@svc/upstream';
+} from '@sample-services/upstream';
 import { upstreamFailure } from './upstream-error.js';
 
 /** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */

@@ -1,4 +1,4 @@
-import type { ServiceIdentity } from '@svc/kit';
+import type { ServiceIdentity } from '@sample-services/kit';
 
 /** What this service is: its name (logs, image), default port (PORT overrides it) and start-up line. */
 export const service = {

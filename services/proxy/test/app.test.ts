@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openApiContract } from '@svc/testing/contract/openapi-document';
-import { proxyContract } from '@svc/testing/contract/proxy';
-import { downloadBody, startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@svc/testing/echo-upstream';
+import { openApiContract } from '@sample-services/testing/contract/openapi-document';
+import { proxyContract } from '@sample-services/testing/contract/proxy';
+import { downloadBody, startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@sample-services/testing/echo-upstream';
 import { createProxyApp } from '../src/app.js';
 
 describe('createProxyApp in front of the echo upstream', () => {

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { sendRaw } from '@svc/testing/http-request';
+import { sendRaw } from '@sample-services/testing/http-request';
 import { proxyOnEchoUpstream } from './support.js';
 
 /** The longest log line these requests may cause: an error's own words, never a library's source. */

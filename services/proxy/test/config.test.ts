@@ -1,4 +1,4 @@
-import { ConfigError } from '@svc/kit';
+import { ConfigError } from '@sample-services/kit';
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../src/config.js';
 

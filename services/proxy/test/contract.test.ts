@@ -1,6 +1,6 @@
-import { createSimpleApp } from '@svc/simple/app';
-import { commonContract } from '@svc/testing/contract/common';
-import { simpleContract } from '@svc/testing/contract/simple';
+import { createSimpleApp } from '@sample-services/simple/app';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { simpleContract } from '@sample-services/testing/contract/simple';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createProxyApp } from '../src/app.js';

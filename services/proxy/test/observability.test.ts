@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@svc/testing/echo-upstream';
-import { freePort } from '@svc/testing/free-port';
-import { parsePrometheusText, sampleValue } from '@svc/testing/prometheus-text';
-import type { App } from '@svc/kit';
+import { startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@sample-services/testing/echo-upstream';
+import { freePort } from '@sample-services/testing/free-port';
+import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
+import type { App } from '@sample-services/kit';
 import { createProxyApp } from '../src/app.js';
 
 describe('the proxy: request ids and its own metrics', () => {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import type { App, Logger } from '@svc/kit';
+import type { App, Logger } from '@sample-services/kit';
 import { afterAll, beforeAll } from 'vitest';
-import { startEchoUpstream, type EchoUpstream } from '@svc/testing/echo-upstream';
+import { startEchoUpstream, type EchoUpstream } from '@sample-services/testing/echo-upstream';
 import { createProxyApp } from '../src/app.js';
 
 export interface ProxyOnEcho {

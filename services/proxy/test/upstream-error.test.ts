@@ -1,4 +1,4 @@
-import { HttpError } from '@svc/kit';
+import { HttpError } from '@sample-services/kit';
 import { describe, expect, it } from 'vitest';
 import { upstreamFailure } from '../src/upstream-error.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { send, type Received, type Sent } from '@svc/testing/http-request';
+import { send, type Received, type Sent } from '@sample-services/testing/http-request';
 import {
   notFound,
   replicaAddresses,
@@ -9,10 +9,10 @@ import {
   type FakeDns,
   type Replica,
   type ReplicaAnswer,
-} from '@svc/testing/loopback-replicas';
+} from '@sample-services/testing/loopback-replicas';
 import { createProxyApp, type ProxyAppOptions } from '../src/app.js';
 
-// `web` scaled to several containers (replicaAddresses), with a fake DNS. How the addresses are followed is @svc/upstream's
+// `web` scaled to several containers (replicaAddresses), with a fake DNS. How the addresses are followed is @sample-services/upstream's
 // (packages/upstream/test/upstream-addresses.test.ts); here, what the proxy does with them.
 // The resolve loop runs on real timers: the tests wait for what it did, never for a time.
 const [one, two, three, four] = replicaAddresses;

@@ -10,7 +10,7 @@ import {
   readyPlugin,
   type App,
   type Logger,
-} from '@svc/kit';
+} from '@sample-services/kit';
 import { service } from './service.js';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';

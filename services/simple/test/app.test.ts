@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
-import { isoUtc } from '@svc/testing/contract/common';
-import { copierHookContract } from '@svc/testing/contract/copier-hook';
-import { openApiContract } from '@svc/testing/contract/openapi-document';
+import { isoUtc } from '@sample-services/testing/contract/common';
+import { copierHookContract } from '@sample-services/testing/contract/copier-hook';
+import { openApiContract } from '@sample-services/testing/contract/openapi-document';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimpleApp } from '../src/app.js';
 import { readConfig } from '../src/config.js';

@@ -1,5 +1,5 @@
-import { commonContract } from '@svc/testing/contract/common';
-import { simpleContract } from '@svc/testing/contract/simple';
+import { commonContract } from '@sample-services/testing/contract/common';
+import { simpleContract } from '@sample-services/testing/contract/simple';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createSimpleApp } from '../src/app.js';

@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStore } from '@svc/users';
-import { startService, type ServiceProcess } from '@svc/testing/service-process';
+import { createSqliteStore } from '@sample-services/users';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 export interface TwoTier {
   /** The frontend's origin, where the page is. */

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from '@svc/testing/repo-root';
+import { repoRoot } from '@sample-services/testing/repo-root';
 
 /** Git's paths under `dir` (from the root): tracked, or untracked and not ignored; none deleted. */
 export function committablePaths(dir: string): string[] {

@@ -1,5 +1,5 @@
-import type { Env } from '@svc/kit';
-import type { ServiceName } from '@svc/manifest';
+import type { Env } from '@sample-services/kit';
+import type { ServiceName } from '@sample-services/manifest';
 
 /** Every variable `reader` reads, called with an empty environment. */
 export function variablesReadBy(reader: (env: Env) => unknown): string[] {
@@ -26,8 +26,8 @@ export function variablesReadBy(reader: (env: Env) => unknown): string[] {
   return [...read];
 }
 
-/** Every variable a service's config reader reads (compiled code, npm run build: @svc/<name>/config). */
+/** Every variable a service's config reader reads (compiled code, npm run build: @sample-services/<name>/config). */
 export async function variablesOfService(service: ServiceName): Promise<string[]> {
-  const { readConfig } = (await import(`@svc/${service}/config`)) as { readConfig: (env: Env) => unknown };
+  const { readConfig } = (await import(`@sample-services/${service}/config`)) as { readConfig: (env: Env) => unknown };
   return variablesReadBy(readConfig);
 }

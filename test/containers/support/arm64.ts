@@ -1,4 +1,4 @@
-import { services, type ServiceName } from '@svc/manifest';
+import { services, type ServiceName } from '@sample-services/manifest';
 import { docker, dockerResult, repoRoot } from './docker.js';
 import { buildBaseImages, prepareEngine, releaseEngine } from './engine.js';
 

@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './docker.js';
-import { imageOf, serviceNames, services as manifest, stacks, type ServiceName, type StackMember, type StackName } from '@svc/manifest';
+import {
+  imageOf,
+  serviceNames,
+  services as manifest,
+  stacks,
+  type ServiceName,
+  type StackMember,
+  type StackName,
+} from '@sample-services/manifest';
 
 export { imageOf, type ServiceName, type StackName };
 

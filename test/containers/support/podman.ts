@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { stacks, type StackMember, type StackName } from '@svc/manifest';
+import { stacks, type StackMember, type StackName } from '@sample-services/manifest';
 import { dockerBin, repoRoot } from './docker.js';
 import { baseImages } from './engine.js';
 import { imageOf, memberPort } from './images.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stacks, type StackName } from '@svc/manifest';
+import { stacks, type StackName } from '@sample-services/manifest';
 import { composeOutput, docker, inspectJson, repoRoot, type CliOptions } from './docker.js';
 import { memberPort, type ContainerStage } from './images.js';
 

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServiceName } from '@svc/manifest';
+import type { ServiceName } from '@sample-services/manifest';
 import { repoRoot } from './docker.js';
 import { preloadWorkspace } from './images.js';
 
-/** The workspace folder of an `@svc/<name>` package: packages/<name> or services/<name>. */
+/** The workspace folder of an `@sample-services/<name>` package: packages/<name> or services/<name>. */
 function folderOf(pkg: string): string {
-  const name = pkg.replace(/^@svc\//, '');
+  const name = pkg.replace(/^@sample-services\//, '');
   const folder = ['packages', 'services'].map((dir) => `${dir}/${name}`).find((f) => existsSync(join(repoRoot, f, 'package.json')));
   if (folder === undefined) throw new Error(`no workspace folder for ${pkg}`);
   return folder;
@@ -26,7 +26,7 @@ export function runtimeOf(service: ServiceName): { workspaces: string[]; package
     if (workspaces.has(folder)) return;
     workspaces.add(folder);
     for (const dep of dependenciesOf(folder)) {
-      if (dep.startsWith('@svc/')) visit(folderOf(dep));
+      if (dep.startsWith('@sample-services/')) visit(folderOf(dep));
       else packages.add(dep);
     }
   };
