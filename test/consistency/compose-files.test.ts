@@ -2,7 +2,15 @@ import { imageOf, services, stackNames, stacks, type StackMember, type StackName
 import { DEVELOPMENT_PASSWORD } from '@sample-services/users';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { composeServices, dependenciesOf, environmentOf, passedThroughOf, publishedPorts, type ComposeService } from './support/compose.js';
+import {
+  composeServices,
+  dependenciesOf,
+  environmentOf,
+  extendsOf,
+  passedThroughOf,
+  publishedPorts,
+  type ComposeService,
+} from './support/compose.js';
 import { readRepoFile, repoFileExists } from './support/repo-files.js';
 
 const membersOf = (stack: StackName): readonly StackMember[] => stacks[stack].members;
@@ -68,6 +76,23 @@ describe.each(stackNames)('deploy/compose/compose.%s.yml agrees with the manifes
       ).toEqual([]);
       if (i > 0) expect(dependencies, `${member.as}: depends on`).toContain(members[i - 1]?.as);
     });
+  });
+});
+
+describe.each(stackNames)('deploy/compose/compose.%s.yml takes what the stacks share from shared.yml', (stack) => {
+  // The tests here read each service as compose renders it, `extends` resolved (support/compose.ts).
+  it('each of our services extends its node-service, nginx and PostgreSQL its every-service', () => {
+    const path = `deploy/compose/compose.${stack}.yml`;
+    const ours = new Set(
+      membersOf(stack)
+        .filter((m) => m.composeImage === undefined)
+        .map((m) => m.as),
+    );
+    const wanted = Object.keys(extendsOf(path)).map((as) => [
+      as,
+      { file: 'shared.yml', service: ours.has(as) ? 'node-service' : 'every-service' },
+    ]);
+    expect(extendsOf(path)).toEqual(Object.fromEntries(wanted));
   });
 });
 

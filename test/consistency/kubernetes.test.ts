@@ -500,6 +500,28 @@ describe('deploy/kubernetes/overlays', () => {
     }
   });
 
+  it('keeps the shared shape of our Node services in components/node-service: each such base adds it and repeats none of it', () => {
+    const basesDir = 'deploy/kubernetes/base';
+    const kustomizationOf = (base: string) =>
+      parse(readRepoFile(`${basesDir}/${base}/kustomization.yaml`)) as { resources?: string[]; components?: string[] };
+    // Our images with the kit's /health and /ready (the proxy's port is web's: its own probes, base/proxy).
+    const nodeBases = readdirSync(repoPath(basesDir))
+      .filter((base) => base !== 'proxy')
+      .filter((base) =>
+        (kustomizationOf(base).resources ?? []).some((file) => /image: sample-/.test(readRepoFile(`${basesDir}/${base}/${file}`))),
+      )
+      .sort();
+    expect(nodeBases).toEqual(['backend', 'database', 'frontend', 'simple']);
+    for (const base of nodeBases) {
+      const { resources = [], components = [] } = kustomizationOf(base);
+      expect(components[0], base).toBe('../../components/node-service');
+      for (const file of resources)
+        expect(readRepoFile(`${basesDir}/${base}/${file}`), `${base}/${file}`).not.toMatch(
+          /^\s*(securityContext|resources|startupProbe|readinessProbe|livenessProbe|lifecycle|volumes|kind: PodDisruptionBudget|kind: HorizontalPodAutoscaler)\b/m,
+        );
+    }
+  });
+
   it('says, on every page that applies an overlay, how to create the password file in one command', () => {
     const names = [...new Set(overlays.flatMap(passwordFilesOf).map((path) => posix.basename(path)))];
     expect(names).toHaveLength(1);

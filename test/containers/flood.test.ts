@@ -34,7 +34,7 @@ const skipReason =
 if (skipReason !== undefined) console.warn(skipReason);
 
 const fixtures = join(repoRoot, 'test/containers/fixtures');
-/** The compose limit of every service container (x-hardened), and the share of it a flood may reach. */
+/** The compose limit of every service container (deploy/compose/shared.yml's node-service), and the share of it a flood may reach. */
 const memoryLimit = 512 * 2 ** 20;
 const memoryBound = 0.8 * memoryLimit;
 /** Docker's health check times out at 3 s, and calls a container unhealthy after 3 failures in a row (the image's HEALTHCHECK). */
