@@ -77,7 +77,12 @@ describe("docs/architecture.md's recipe adds a service `status` on port 4000 in 
 
   it('1. the folder: services/status, copied from services/simple and made its own', () => {
     cpSync(inCopy('services/simple/tsconfig.json'), inCopy('services/status/tsconfig.json'));
-    const simple = JSON.parse(read('services/simple/package.json')) as { exports: object; dependencies: Record<string, string> };
+    const simple = JSON.parse(read('services/simple/package.json')) as {
+      exports: object;
+      scripts: object;
+      dependencies: object;
+      devDependencies: object;
+    };
     write(
       'services/status/package.json',
       `${JSON.stringify(
@@ -88,7 +93,9 @@ describe("docs/architecture.md's recipe adds a service `status` on port 4000 in 
           description: 'Says it is up',
           type: 'module',
           exports: simple.exports,
+          scripts: simple.scripts,
           dependencies: simple.dependencies,
+          devDependencies: simple.devDependencies,
         },
         null,
         2,
