@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 import containers from './test/containers/vitest.config.js';
 
@@ -11,6 +12,9 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // Vitest's default is one worker less than the CPUs: one on a 2-core machine, where the end-to-end
+    // files spend most of their time waiting on the processes they start. Two at least, side by side.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         extends: true,
@@ -25,7 +29,13 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts', ...e2eInPackages] },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts', 'test/browser/**/*.test.ts', ...e2eInPackages],
+          // A bound for a hung test, not a speed check: two files at once on a loaded 2-core machine
+          // made a 7 s test that starts a stack of processes take 24 s.
+          testTimeout: 60_000,
+        },
       },
       // Real images and containers on a Docker engine, with that stage's own settings (npm run test:containers).
       { test: { ...containers.test, name: 'containers' } },
