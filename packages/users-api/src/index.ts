@@ -3,14 +3,7 @@
  * frontend) needs, importable without loading the PostgreSQL and SQLite drivers.
  */
 export { nextPageLink } from './next-page-link.js';
-export {
-  EMAIL_DOMAIN_MESSAGE,
-  EMAIL_FORM_MESSAGE,
-  EMAIL_INVISIBLE_MESSAGE,
-  EMAIL_LOCAL_MESSAGE,
-  REQUIRED_MESSAGE,
-  userRequestChecks,
-} from './request-checks.js';
+export { EMAIL_DOMAIN_MESSAGE, EMAIL_FORM_MESSAGE, EMAIL_LOCAL_MESSAGE, REQUIRED_MESSAGE, userRequestChecks } from './request-checks.js';
 export {
   BadListQuery,
   DatabaseStatus,
@@ -23,4 +16,4 @@ export {
   User,
   UserList,
 } from './schemas.js';
-export { EMAIL_PATTERN, INVISIBLE_CHARACTERS, NAME_PATTERN, TRIMMED_CHARACTERS } from './text-patterns.js';
+export { EMAIL_PATTERN, NAME_PATTERN, TRIMMED_CHARACTERS } from './text-patterns.js';

@@ -2,10 +2,8 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import {
   EMAIL_DOMAIN_MESSAGE,
-  EMAIL_INVISIBLE_MESSAGE,
   EMAIL_LOCAL_MESSAGE,
   EMAIL_PATTERN,
-  INVISIBLE_CHARACTERS,
   ListQuery,
   NAME_PATTERN,
   NewUserBody,
@@ -13,8 +11,8 @@ import {
   TRIMMED_CHARACTERS,
   userRequestChecks,
 } from '../src/index.js';
-import { checkedSchema } from '../src/request-checks.js';
-import { BLANK_PATTERN } from '../src/text-patterns.js';
+import { checkedSchema, EMAIL_INVISIBLE_MESSAGE } from '../src/request-checks.js';
+import { BLANK_PATTERN, INVISIBLE_CHARACTERS } from '../src/text-patterns.js';
 
 /** A part of a request as a route with userRequestChecks checks it: undefined when it passes, else the 400's message. */
 function checker(schema: object, part: 'body' | 'querystring'): (data: unknown) => string | undefined {
