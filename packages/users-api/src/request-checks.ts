@@ -7,11 +7,13 @@ import { HttpError } from '@sample-services/kit';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import { ListQuery } from './schemas.js';
-import { EMAIL_DOMAIN_PATTERN, EMAIL_FORM_PATTERN, EMAIL_LOCAL_PATTERN, NUL, UNICODE_TEXT } from './text-patterns.js';
+import { EMAIL_DOMAIN_PATTERN, EMAIL_FORM_PATTERN, EMAIL_LOCAL_PATTERN, INVISIBLE_CHARACTERS, NUL, UNICODE_TEXT } from './text-patterns.js';
 
 /** The original's exact text for a missing or empty field. */
 export const REQUIRED_MESSAGE = 'Name and email are required';
 
+export const EMAIL_INVISIBLE_MESSAGE =
+  'email must not contain invisible characters such as zero-width spaces, soft hyphens or bidi controls';
 export const EMAIL_FORM_MESSAGE = 'email must be of the form local@domain';
 export const EMAIL_LOCAL_MESSAGE =
   "email must have only letters, digits and !#$%&'*+/=?^_`{|}~- before the @, in parts joined by single dots";
@@ -53,14 +55,16 @@ const compile: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'querystring' ? numbering : strict).compile(checkedSchema(schema as object, httpPart));
 
 const hasNul = new RegExp(`[${NUL}]`, 'u');
+const hasInvisible = new RegExp(`[${INVISIBLE_CHARACTERS}]`, 'u');
 const emailParts: [RegExp, string][] = [
   [new RegExp(EMAIL_FORM_PATTERN, 'u'), EMAIL_FORM_MESSAGE],
   [new RegExp(EMAIL_LOCAL_PATTERN, 'u'), EMAIL_LOCAL_MESSAGE],
   [new RegExp(EMAIL_DOMAIN_PATTERN, 'u'), EMAIL_DOMAIN_MESSAGE],
 ];
 
-/** Which part of its pattern a name or email broke, NUL first. */
+/** Which part of its pattern a name or email broke: an email's invisible characters first (once trimmed: U+FEFF is both), then NUL. */
 function patternMessage(field: string, value: string): string {
+  if (field === 'email' && hasInvisible.test(value.trim())) return EMAIL_INVISIBLE_MESSAGE;
   if (hasNul.test(value)) return `${field} must not contain NUL characters`;
   const broken = field === 'email' ? emailParts.find(([part]) => !part.test(value)) : undefined;
   return broken?.[1] ?? EMAIL_FORM_MESSAGE;

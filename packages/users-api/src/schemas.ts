@@ -74,7 +74,7 @@ export const BadListQuery = errorAnswer(
   'Invalid query parameter limit: expected an integer from 1 to 1000',
 );
 
-/** Neither null nor blank: a field that is there (spec 4.2 rule 1); its type is NewUserBody's to check. */
+/** Neither null nor blank (nothing visible): a field that is there (spec 4.2 rule 1); its type is NewUserBody's to check. */
 const Present = Type.Unsafe<unknown>({
   not: { anyOf: [{ type: 'null' }, { type: 'string', pattern: BLANK_PATTERN }] },
 });
@@ -90,7 +90,8 @@ export const NewUserBody = Type.Object(
       maxLength: NAME_MAX_LENGTH,
       pattern: NAME_PATTERN,
       format: UNICODE_TEXT,
-      description: 'Something besides whitespace, no NUL, no lone surrogate; stored trimmed of surrounding whitespace',
+      description:
+        'Something visible besides whitespace and invisible characters, no NUL, no lone surrogate; stored trimmed of surrounding whitespace',
     }),
     email: Type.String({
       maxLength: EMAIL_MAX_LENGTH,
@@ -98,7 +99,8 @@ export const NewUserBody = Type.Object(
       format: UNICODE_TEXT,
       description:
         "local@domain: the local part dot-separated runs of letters, digits and !#$%&'*+/=?^_`{|}~-, the domain " +
-        'dot-separated labels of letters and digits with inner hyphens (at most 63 each); stored trimmed; unique',
+        'dot-separated labels of letters and digits with inner hyphens (at most 63 each); no invisible characters (zero-width, ' +
+        'soft hyphen, bidi and other format characters); stored trimmed; unique',
     }),
   },
   {

@@ -11,6 +11,20 @@
  */
 export const TRIMMED_CHARACTERS = '\\u0009-\\u000d\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 
+/**
+ * What shows nothing of itself: Unicode's format characters (Cf: soft hyphen, zero-width spaces and
+ * joiners, bidi controls, tags, and a few marks drawn only on their neighbour) and its
+ * Default_Ignorable_Code_Point (adding the combining grapheme joiner, variation selectors, Hangul
+ * fillers and code points reserved as such). In an email they make addresses that read alike;
+ * alone in a name, a name that reads as nothing. The tests hold this list to Node's own tables.
+ * Characters beyond the BMP are written as themselves: no escape of them reads alike in every
+ * engine (`\u{...}` is ECMAScript's; two surrogate escapes are two characters to others).
+ */
+export const INVISIBLE_CHARACTERS =
+  '\\u00ad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890\\u0891\\u08e2\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f' +
+  '\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff0-\\ufffb' +
+  '\u{110bd}\u{110cd}\u{13430}-\u{1343f}\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0000}-\u{e0fff}';
+
 /** NUL, which PostgreSQL's text cannot hold. */
 export const NUL = '\\u0000';
 
@@ -20,19 +34,19 @@ export const NUL = '\\u0000';
  */
 export const UNICODE_TEXT = 'unicode-text';
 
-/** Blank: nothing but what trim removes, as a value with nothing to store once trimmed. */
-export const BLANK_PATTERN = `^[${TRIMMED_CHARACTERS}]*$`;
+/** Blank: nothing visible, only what trim removes and invisible characters. */
+export const BLANK_PATTERN = `^[${TRIMMED_CHARACTERS}${INVISIBLE_CHARACTERS}]*$`;
 
-/** A name as sent: something besides whitespace, no NUL. */
-export const NAME_PATTERN = `^[^${NUL}]*[^${NUL}${TRIMMED_CHARACTERS}][^${NUL}]*$`;
+/** A name as sent: something visible, no NUL. */
+export const NAME_PATTERN = `^[^${NUL}]*[^${NUL}${TRIMMED_CHARACTERS}${INVISIBLE_CHARACTERS}][^${NUL}]*$`;
 
 // The address people expect: RFC 5322's dot-atoms on both sides of one `@`, with any non-ASCII
 // character as internationalized addresses allow (RFC 6531), spelt as classes of excluded
 // characters so that every regex engine reads them alike (`\p{M}` is approximated by some).
-// Never in an email: controls (C0, DEL, C1), whitespace and `@`. The local part: dot-separated
-// atoms, without RFC 5322's specials; the domain: dot-separated labels of ASCII letters and
-// digits or non-ASCII characters, with inner hyphens, at most 63 characters each.
-const notInEmail = `\\u0000-\\u0020\\u007f-\\u009f${TRIMMED_CHARACTERS}@`;
+// Never in an email: controls (C0, DEL, C1), whitespace, invisible characters and `@`. The local
+// part: dot-separated atoms, without RFC 5322's specials; the domain: dot-separated labels of ASCII
+// letters and digits or non-ASCII characters, with inner hyphens, at most 63 characters each.
+const notInEmail = `\\u0000-\\u0020\\u007f-\\u009f${TRIMMED_CHARACTERS}${INVISIBLE_CHARACTERS}@`;
 const localAtom = `[^${notInEmail}"(),.:;<>\\[\\\\\\]]+`;
 const asciiNotInLabel = '\\u0021-\\u002c\\u002e\\u002f\\u003a-\\u003f\\u005b-\\u0060\\u007b-\\u007e';
 const labelEnd = `[^${notInEmail}${asciiNotInLabel}-]`;

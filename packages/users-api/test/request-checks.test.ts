@@ -11,7 +11,8 @@ import {
   TRIMMED_CHARACTERS,
   userRequestChecks,
 } from '../src/index.js';
-import { checkedSchema } from '../src/request-checks.js';
+import { checkedSchema, EMAIL_INVISIBLE_MESSAGE } from '../src/request-checks.js';
+import { BLANK_PATTERN, INVISIBLE_CHARACTERS } from '../src/text-patterns.js';
 
 /** A part of a request as a route with userRequestChecks checks it: undefined when it passes, else the 400's message. */
 function checker(schema: object, part: 'body' | 'querystring'): (data: unknown) => string | undefined {
@@ -56,6 +57,12 @@ describe('NewUserBody, checked', () => {
     ['an empty email beside a numeric name', { name: 42, email: '' }],
     ['a null email beside a numeric name', { name: 7, email: null }],
     ['a blank name beside an over-long email', { name: '\u3000', email: 'x'.repeat(200) }],
+    // Nothing visible is blank: invisible characters alone, or among whitespace.
+    ['a name of a zero-width space', { name: '\u200b', email: 'a@b.c' }],
+    ['a name of whitespace and a zero-width space', { name: ' \u200b\t', email: 'a@b.c' }],
+    ['a name of Hangul fillers and a soft hyphen', { name: '\u3164\u115f\u00ad', email: 'a@b.c' }],
+    ['a name of tag characters', { name: '\u{e0041}\u{e0064}\u{e0061}', email: 'a@b.c' }],
+    ['an email of a word joiner and a space', { name: 'A', email: '\u2060 ' }],
   ])('answers the original message for %s', (_case, body) => {
     expect(bodyError(body)).toBe(REQUIRED_MESSAGE);
   });
@@ -82,6 +89,16 @@ describe('NewUserBody, checked', () => {
     [{ name: 'A', email: `a@${'x'.repeat(64)}.io` }, EMAIL_DOMAIN_MESSAGE],
     [{ name: 'A\u0000B', email: 'a@b.c' }, 'name must not contain NUL characters'],
     [{ name: 'A', email: 'a\u0000@b.c' }, 'email must not contain NUL characters'],
+    // Found by issue 45: each was stored as another address than the one it reads as.
+    [{ name: 'A', email: 'al\u00adice@example.com' }, EMAIL_INVISIBLE_MESSAGE],
+    [{ name: 'A', email: 'alice@exam\u200bple.com' }, EMAIL_INVISIBLE_MESSAGE],
+    [{ name: 'A', email: '\u202ealice@example.com' }, EMAIL_INVISIBLE_MESSAGE],
+    [{ name: 'A', email: 'alice\u2066@example.com' }, EMAIL_INVISIBLE_MESSAGE],
+    [{ name: 'A', email: 'alice@example.com\u{e0041}' }, EMAIL_INVISIBLE_MESSAGE],
+    [{ name: 'A', email: 'al\u034fice@e\ufe0fxample.com' }, EMAIL_INVISIBLE_MESSAGE],
+    [{ name: 'A', email: ' a\ufeffb@c.d ' }, EMAIL_INVISIBLE_MESSAGE],
+    [{ name: 'A', email: '\u200bno-at-sign' }, EMAIL_INVISIBLE_MESSAGE],
+    [{ name: 'A', email: 'a\u0000\u200b@b.c' }, EMAIL_INVISIBLE_MESSAGE],
     [{ name: 'A\ud800', email: 'a@b.c' }, 'name must be valid Unicode text'],
     [{ name: 'A', email: 'a\udc00@b.c' }, 'email must be valid Unicode text'],
   ])('rejects %j with a specific message', (body, error) => {
@@ -100,6 +117,13 @@ describe('NewUserBody, checked', () => {
   ])('accepts the email %j', (email) => {
     expect(bodyError({ name: 'A', email })).toBeUndefined();
   });
+
+  it.each(['Ada\u00adLovelace', '\u200fאדה', '👩\u200d💻', 'क्\u200dष', '\u200b\u2067A\u2069'])(
+    'accepts the name %j: invisible characters beside visible ones',
+    (name) => {
+      expect(bodyError({ name, email: 'a@b.c' })).toBeUndefined();
+    },
+  );
 
   it('counts characters, not UTF-16 units, and ignores other fields without removing them', () => {
     const body = { name: ` ${'🙂'.repeat(98)}\n`, email: ' a@b.c ', admin: true };
@@ -128,9 +152,17 @@ describe('the patterns of NewUserBody', () => {
     expect(everyCodePoint.filter((c) => documented.test(String.fromCodePoint(c)))).toEqual(trimmed);
   });
 
-  // Read by other regex engines (a request generator's), so spelt without `\s`, `\p{…}` or lookarounds.
-  it.each([NAME_PATTERN, EMAIL_PATTERN])('uses only syntax every engine reads alike: %s', (pattern) => {
-    expect(pattern).not.toMatch(/\\[sSpP]|\(\?[=!<]/);
+  it('list as invisible exactly the format characters and the default ignorable code points', () => {
+    const documented = new RegExp(`^[${INVISIBLE_CHARACTERS}]$`, 'u');
+    const unicode = /^[\p{Cf}\p{Default_Ignorable_Code_Point}]$/u;
+    const listed = everyCodePoint.filter((c) => documented.test(String.fromCodePoint(c)));
+    expect(listed).toEqual(everyCodePoint.filter((c) => unicode.test(String.fromCodePoint(c))));
+  });
+
+  // Read by other regex engines (a request generator's), so spelt without `\s`, `\p{…}` or lookarounds,
+  // and characters beyond the BMP as themselves, not as `\u{…}` or as a surrogate pair's escapes.
+  it.each([NAME_PATTERN, EMAIL_PATTERN, BLANK_PATTERN])('uses only syntax every engine reads alike: %s', (pattern) => {
+    expect(pattern).not.toMatch(/\\[sSpP]|\(\?[=!<]|\\u\{|\\ud[89a-f]/i);
   });
 });
 

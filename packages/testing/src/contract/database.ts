@@ -1,5 +1,6 @@
 import { documentedFetch } from './documented.js';
 import { describe, expect, it } from 'vitest';
+import { invisibleTextContract } from './invisible-text.js';
 import { paginationContract } from './pagination.js';
 import { fetchUserList, uniqueEmail, type ListedUser } from './users.js';
 
@@ -38,6 +39,7 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
     for (let i = users.length; i < count; i += 1)
       expect((await post(baseUrl(), { name: `Page ${i}`, email: uniqueEmail('page') })).status).toBe(201);
   });
+  invisibleTextContract(baseUrl);
   it('GET / greets with the original message and the current time', async () => {
     const res = await documentedFetch(`${baseUrl()}/`);
     expect(res.status).toBe(200);
