@@ -7,7 +7,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type RequestOptions }
 import { connect as http2Connect, constants as http2, type IncomingHttpHeaders as Http2Headers } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { checkServerIdentity, connect as tlsConnect, type PeerCertificate } from 'node:tls';
 
 export interface Sent {
   method?: string;
@@ -39,7 +39,14 @@ const received = (status: number, headers: IncomingHttpHeaders, chunks: Buffer[]
 export function send(baseUrl: string, sent: Sent, trust?: Trust): Promise<Received> {
   const { method = 'GET', path, headers = {}, body } = sent;
   const secure = baseUrl.startsWith('https:');
-  const options: RequestOptions = { method, headers, ...(secure ? { ca: trust?.ca, agent: false } : {}) };
+  // The certificate is checked against the URL's host, not against a Host header the test sets.
+  const hostname = new URL(baseUrl).hostname;
+  const tls = {
+    ca: trust?.ca,
+    agent: false,
+    checkServerIdentity: (_: string, cert: PeerCertificate) => checkServerIdentity(hostname, cert),
+  };
+  const options: RequestOptions = { method, headers, ...(secure ? tls : {}) };
   return new Promise((resolve, reject) => {
     const req = (secure ? httpsRequest : httpRequest)(`${baseUrl}${path}`, options, (res) => {
       const chunks: Buffer[] = [];
@@ -109,3 +116,14 @@ export function sendH2(baseUrl: string, sent: Sent, trust: Trust): Promise<Recei
     stream.end(Array.isArray(body) ? undefined : body);
   }).finally(() => session.close());
 }
+
+/** send and sendRaw with one trust: what a contract suite takes, so that it runs over http and https alike. */
+export interface Client {
+  send: (baseUrl: string, sent: Sent) => Promise<Received>;
+  sendRaw: (baseUrl: string, head: string, body?: string) => Promise<string>;
+}
+
+export const clientTrusting = (trust?: Trust): Client => ({
+  send: (baseUrl, sent) => send(baseUrl, sent, trust),
+  sendRaw: (baseUrl, head, body) => sendRaw(baseUrl, head, body, trust),
+});
