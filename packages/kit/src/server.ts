@@ -125,6 +125,22 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
 }
 
 /**
+ * TLS 1.3's suites, then for TLS 1.2 forward-secret AEAD suites only (Mozilla's "intermediate", as
+ * deploy/nginx/https.conf): Node's default also takes CBC suites with SHA-1 MACs.
+ */
+const tlsCiphers = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
+/**
  * A Fastify instance with what every service shares: JSON bodies only, every error answered as JSON
  * `{"error": "..."}` (before routing too; a known path's wrong method is 405 with Allow), an
  * X-Request-Id on every request and answer (request-id.ts), timeouts that keep slow or idle sockets
@@ -162,7 +178,7 @@ export function createServer(options: ServerOptions): App {
         // Typed for HTTP/1's request and response; the HTTP/2 compatibility ones carry what these handlers read.
         ...(common as unknown as FastifyServerOptions<Http2SecureServer>),
         http2: true,
-        https: { ...options.tls, allowHTTP1: true, minVersion: 'TLSv1.2' },
+        https: { ...options.tls, allowHTTP1: true, minVersion: 'TLSv1.2', ciphers: tlsCiphers },
       })
   ).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   // Node's HTTP/1 server bounds the head's time; an HTTP/2 server has no such setting (Fastify sets its idle timeout).
