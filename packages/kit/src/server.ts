@@ -195,8 +195,9 @@ export function createServer(options: ServerOptions): App {
 
   app.addHook('onSend', (request, reply, _payload, done) => {
     void reply.header(requestIdHeader, request.id);
-    // A client kept alive goes elsewhere for its next request once we are closing.
-    if (closing) void reply.header('connection', 'close');
+    // A client kept alive goes elsewhere for its next request once we are closing (HTTP/2 has no such
+    // header: Node warns and drops it; its server sends GOAWAY on close).
+    if (closing && request.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
     done();
   });
   app.addHook('preClose', (done) => {
