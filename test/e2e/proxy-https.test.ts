@@ -69,16 +69,19 @@ describe('the TypeScript proxy with TLS_CERT_FILE and TLS_KEY_FILE, in front of 
   });
 });
 
-describe('the TypeScript proxy with HSTS_MAX_AGE', () => {
+describe('the TypeScript proxy with HSTS_MAX_AGE and METRICS_PORT', () => {
   let certs: LocalCertificates;
   let upstream: EchoUpstream;
   let proxy: ServiceProcess;
   let tlsPort: number;
+  let metricsPort: number;
   beforeAll(async () => {
     certs = await makeLocalCertificates();
     upstream = await startEchoUpstream();
     tlsPort = await freePort();
+    metricsPort = await freePort();
     proxy = await startService('proxy', {
+      METRICS_PORT: String(metricsPort),
       UPSTREAM_URL: upstream.url,
       TLS_CERT_FILE: certs.certFile,
       TLS_KEY_FILE: certs.keyFile,
@@ -107,6 +110,14 @@ describe('the TypeScript proxy with HSTS_MAX_AGE', () => {
     ]);
     expect(answers[0]?.headers['set-cookie']).toEqual(['c1=v1; Path=/', 'c2=v2; Path=/']);
     expect((await send(proxy.baseUrl, { path: '/health' })).headers['strict-transport-security']).toBeUndefined();
+  });
+
+  it("counts both listeners' requests on METRICS_PORT", async () => {
+    await sendH2(`https://127.0.0.1:${tlsPort}`, { path: '/s?status=418' }, { ca: certs.ca });
+    await send(proxy.baseUrl, { path: '/moved' });
+    const text = (await send(`http://127.0.0.1:${metricsPort}`, { path: '/metrics' })).body.toString();
+    expect(text).toMatch(/^http_requests_total\{method="GET",route="\/\*",status_code="418"\} 1$/m);
+    expect(text).toMatch(/^http_requests_total\{method="GET",route="\/\*",status_code="308"\} 1$/m);
   });
 });
 

@@ -1,4 +1,4 @@
-import { runService } from '@sample-services/kit';
+import { runService, shareMetrics } from '@sample-services/kit';
 import { service } from './service.js';
 import { createProxyApp, type ProxyAppOptions } from './app.js';
 import { readConfig } from './config.js';
@@ -20,6 +20,8 @@ await runService(service, {
     // With HTTPS, PORT redirects to it (health paths excepted) and TLS_PORT forwards, each one Fastify app.
     const plain = createProxyApp({ ...options, metrics, redirectToHttpsPort: tls.port });
     const secure = createProxyApp({ ...options, tls, hstsMaxAge: tls.hstsMaxAge });
+    // One process: METRICS_PORT counts the requests of both listeners.
+    shareMetrics(secure, plain);
     serveBeside(plain, secure, { port: tls.port, host: config.host, maxConnections: config.maxConnections });
     return { app: plain };
   },
