@@ -31,7 +31,7 @@ else
     openssl)
         if [ ! -f ca.key ] || [ ! -f ca.crt ]; then
             openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
-                -keyout ca.key -out ca.crt -subj "/CN=sample-services local CA $(hostname)" \
+                -keyout ca.key -out ca.crt -subj "/CN=sample-services local CA $(uname -n)" \
                 -addext basicConstraints=critical,CA:TRUE,pathlen:0 \
                 -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
         fi

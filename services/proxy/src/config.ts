@@ -37,12 +37,13 @@ function readPemFile(env: Env, name: string): Buffer {
  */
 function readTlsConfig(env: Env, port: number, metricsPort: number | undefined): TlsConfig | undefined {
   // Read and checked with or without a certificate, as every variable is read at start-up.
-  const tlsPort = readPort(env, 'TLS_PORT', 443);
+  // Never 0 (any free port): the plain port's redirect names this one.
+  const tlsPort = readInt(env, 'TLS_PORT', 443, 1, 65_535);
   const hstsMaxAge = readInt(env, 'HSTS_MAX_AGE', 0, 0, 63_072_000);
   const given = ['TLS_CERT_FILE', 'TLS_KEY_FILE'].filter((name) => (env[name] ?? '') !== '');
   if (given.length === 0) return undefined;
   if (given.length === 1) throw new ConfigError(`TLS_CERT_FILE and TLS_KEY_FILE must be set together, got only ${given[0]}`);
-  if (tlsPort !== 0 && (tlsPort === port || tlsPort === metricsPort)) {
+  if (tlsPort === port || tlsPort === metricsPort) {
     throw new ConfigError(`TLS_PORT must differ from PORT (${port}) and METRICS_PORT, got "${tlsPort}"`);
   }
   return { cert: readPemFile(env, 'TLS_CERT_FILE'), key: readPemFile(env, 'TLS_KEY_FILE'), port: tlsPort, hstsMaxAge };
