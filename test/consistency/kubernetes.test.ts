@@ -1178,3 +1178,48 @@ describe.skipIf(skipOverlays)("deploy/kubernetes/local: docs/operations.md's own
     });
   });
 });
+
+/** docs/https.md's kustomization adding components/gateway-https, rendered on each overlay as a user writes it. */
+const httpsKustomization = /```yaml\n(# deploy\/kubernetes\/local\/https\/[\s\S]*?)```/.exec(readRepoFile('docs/https.md'))?.[1] ?? '';
+const httpsRenders = new Map(
+  await Promise.all(
+    overlays.map(async (overlay) => {
+      const dir = copyPath(`deploy/kubernetes/local/https-${overlay}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'kustomization.yaml'), httpsKustomization.replaceAll('../../overlays/simple', `../../overlays/${overlay}`));
+      const result = await kubectlKustomize(dir).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+      return [overlay, rendered(`local/https-${overlay}`, result)] as const;
+    }),
+  ),
+);
+
+describe.skipIf(skipOverlays)("components/gateway-https: docs/https.md's kustomization, on each overlay", () => {
+  it('is shown on the simple overlay, adding the component', () => {
+    expect(httpsKustomization).toContain('../../overlays/simple');
+    expect(parse(httpsKustomization)).toMatchObject({ components: ['../../components/gateway-https'] });
+  });
+
+  describe.each(overlays)('on overlays/%s', (overlay) => {
+    it("adds an HTTPS listener on 443 with the TLS Secret to the stack's Gateway, valid by its schema, and changes nothing else", async () => {
+      const full = renderedOverlays.get(overlay) as Rendered;
+      const local = httpsRenders.get(overlay) as Rendered;
+      const gateway = local.one<IGateway>('Gateway', 'gateway');
+      await validators['gateway.networking.k8s.io/v1/Gateway']?.(gateway);
+      const before = full.one<IGateway>('Gateway', 'gateway');
+      expect(gateway.spec.listeners).toEqual([
+        ...before.spec.listeners,
+        {
+          name: 'https',
+          protocol: 'HTTPS',
+          port: 443,
+          tls: { mode: 'Terminate', certificateRefs: [{ kind: 'Secret', name: 'sample-services-tls' }] },
+          allowedRoutes: { namespaces: { from: 'Same' } },
+        },
+      ]);
+      // The HTTPRoute names the Gateway as a whole, so it attaches to the new listener as well.
+      expect(local.all<IHTTPRoute>('HTTPRoute').flatMap((route) => route.spec.parentRefs ?? [])).toEqual([{ name: 'gateway' }]);
+      const withListener = (o: KubeObject) => (o.kind === 'Gateway' ? gateway : o);
+      expect(local.objects).toEqual(full.objects.map(withListener));
+    });
+  });
+});

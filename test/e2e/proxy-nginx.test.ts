@@ -30,6 +30,7 @@ describe('deploy/nginx/nginx.conf', () => {
       'proxy_set_header Host $host;',
       'proxy_set_header X-Real-IP $remote_addr;',
       'proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+      'proxy_set_header X-Forwarded-Proto $scheme;',
     ]) {
       expect(config).toContain(line);
     }

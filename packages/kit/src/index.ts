@@ -17,5 +17,5 @@ export type { App, ServerOptions } from './server.js';
 export { runService } from './run-service.js';
 export type { BuiltService, ServiceDefinition } from './run-service.js';
 export { requestIdHeader } from './request-id.js';
-export { countRequests, metricsContentType, metricsOf, metricsRoute, metricsText, processRegistry } from './metrics.js';
+export { countRequests, metricsContentType, metricsOf, metricsRoute, metricsText, processRegistry, shareMetrics } from './metrics.js';
 export type { AppMetrics } from './metrics.js';

@@ -33,42 +33,69 @@ export function metricsOf(app: FastifyInstance): AppMetrics {
 const routeOf = (request: FastifyRequest): string => (request.is404 ? 'unmatched' : (request.routeOptions.url ?? 'unmatched'));
 const counted = (request: FastifyRequest): boolean => routeOf(request) !== '/metrics';
 
-/** Counts the app's requests into its registry (metricsOf), in its hooks. */
-export const countRequests = fp(async (app) => {
-  const registers = [metricsOf(app).registry];
-  let inFlight = 0;
+/** The request meters of a registry, made once: apps that share a registry (shareMetrics) count into the same series. */
+interface RequestMeters {
+  inFlight: number;
+  requests: Counter<'method' | 'route' | 'status_code'>;
+  durations: Histogram<'method' | 'route' | 'status_code'>;
+}
+const metersByRegistry = new WeakMap<Registry, RequestMeters>();
+
+function requestMeters(registry: Registry): RequestMeters {
+  const made = metersByRegistry.get(registry);
+  if (made !== undefined) return made;
+  const registers = [registry];
+  const labelNames = ['method', 'route', 'status_code'] as const;
+  const meters: RequestMeters = {
+    inFlight: 0,
+    requests: new Counter({
+      name: 'http_requests_total',
+      help: 'Requests answered, by method, route template and status code ("aborted": never finished)',
+      labelNames,
+      registers,
+    }),
+    durations: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from the request head to the end of the response, by method, route template and status code',
+      labelNames,
+      // From 1 ms: most answers here take well under 5 ms.
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+  };
   new Gauge({
     name: 'http_requests_in_flight',
     help: 'Requests received whose response has not ended yet (a scrape does not count itself)',
     registers,
     collect() {
-      this.set(inFlight);
+      this.set(meters.inFlight);
     },
   });
-  const labelNames = ['method', 'route', 'status_code'] as const;
-  const requests = new Counter({
-    name: 'http_requests_total',
-    help: 'Requests answered, by method, route template and status code ("aborted": never finished)',
-    labelNames,
-    registers,
-  });
-  const durations = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from the request head to the end of the response, by method, route template and status code',
-    labelNames,
-    // From 1 ms: most answers here take well under 5 ms.
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
+  metersByRegistry.set(registry, meters);
+  return meters;
+}
+
+/**
+ * `app` counts its requests into `source`'s metrics, served wherever `source`'s are: one process serving
+ * on two listeners (the proxy's HTTPS app beside its plain one). Before `app` registers countRequests.
+ */
+export function shareMetrics(app: FastifyInstance, source: FastifyInstance): void {
+  byApp.set(app, metricsOf(source));
+}
+
+/** Counts the app's requests into its registry (metricsOf), in its hooks. */
+export const countRequests = fp(async (app) => {
+  const meters = requestMeters(metricsOf(app).registry);
+  const { requests, durations } = meters;
   const labelsOf = (request: FastifyRequest, status: string) => ({ method: request.method, route: routeOf(request), status_code: status });
 
   app.addHook('onRequest', (request, _reply, done) => {
-    if (counted(request)) inFlight++;
+    if (counted(request)) meters.inFlight++;
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
     if (counted(request)) {
-      inFlight--;
+      meters.inFlight--;
       const labels = labelsOf(request, String(reply.statusCode));
       requests.inc(labels);
       durations.observe(labels, reply.elapsedTime / 1000);
@@ -78,7 +105,7 @@ export const countRequests = fp(async (app) => {
   // A client that went away before its answer ended: onResponse never runs for it, and it has no duration.
   app.addHook('onRequestAbort', (request, done) => {
     if (counted(request)) {
-      inFlight--;
+      meters.inFlight--;
       requests.inc(labelsOf(request, 'aborted'));
     }
     done();

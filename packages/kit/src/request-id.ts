@@ -13,7 +13,7 @@ export const requestIdHeader = 'x-request-id';
 const wellFormed = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Fastify's genReqId: the X-Request-Id when well formed (two headers are joined by a comma, so replaced), else a new UUID. */
-export function assignRequestId(request: IncomingMessage): string {
+export function assignRequestId(request: Pick<IncomingMessage, 'headers'>): string {
   const sent = request.headers[requestIdHeader];
   return typeof sent === 'string' && wellFormed.test(sent) ? sent : randomUUID();
 }

@@ -5,11 +5,13 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifyServerOptions,
   type RawServerDefault,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Http2SecureServer } from 'node:http2';
 import type { Socket } from 'node:net';
 import { learnAllowedMethods } from './allowed-methods.js';
 import { HttpError } from './errors.js';
@@ -28,6 +30,12 @@ export interface ServerOptions {
   api: ApiDescription;
   /** Largest request body accepted, in bytes; default 1 MiB. */
   bodyLimit?: number;
+  /**
+   * Serve HTTPS with this certificate chain and key (PEM): TLS 1.2 and 1.3, HTTP/2 offered by ALPN and
+   * HTTP/1.1 for clients without it. Handlers then get Node's HTTP/2 compatibility request and response,
+   * the same API as HTTP/1's for what the services use.
+   */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 /**
@@ -117,6 +125,22 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
 }
 
 /**
+ * TLS 1.3's suites, then for TLS 1.2 forward-secret AEAD suites only (Mozilla's "intermediate", as
+ * deploy/nginx/https.conf): Node's default also takes CBC suites with SHA-1 MACs.
+ */
+const tlsCiphers = [
+  'TLS_AES_128_GCM_SHA256',
+  'TLS_AES_256_GCM_SHA384',
+  'TLS_CHACHA20_POLY1305_SHA256',
+  'ECDHE-ECDSA-AES128-GCM-SHA256',
+  'ECDHE-RSA-AES128-GCM-SHA256',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305',
+  'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
+/**
  * A Fastify instance with what every service shares: JSON bodies only, every error answered as JSON
  * `{"error": "..."}` (before routing too; a known path's wrong method is 405 with Allow), an
  * X-Request-Id on every request and answer (request-id.ts), timeouts that keep slow or idle sockets
@@ -126,9 +150,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
 export function createServer(options: ServerOptions): App {
   let closing = false;
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
-  const app = Fastify({
-    // Node checks headersTimeout and requestTimeout every 30 s by default: a head unfinished after 10 s held its connection up to 40 s.
-    http: { connectionsCheckingInterval: 1000 },
+  const common = {
     // 10 s for the headers (below), 30 s for the whole request; an idle keep-alive socket lives 72 s,
     // longer than a proxy's 60 s upstream idle timeout, so that the proxy closes first.
     requestTimeout: 30_000,
@@ -136,19 +158,35 @@ export function createServer(options: ServerOptions): App {
     ...(options.logger === false ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit,
     genReqId: assignRequestId,
-    requestIdHeader: false,
+    requestIdHeader: false as const,
     // Per-request lines cost a write each: on only at LOG_LEVEL=debug or trace.
     logController: new LogController({ disableRequestLogging: options.logger === false || !options.logger.isLevelEnabled('debug') }),
-    forceCloseConnections: 'idle',
     return503OnClosing: true,
-    frameworkErrors: (error, _request, reply) => sendError(reply, 400, error.message),
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => sendError(reply, 400, error.message),
     clientErrorHandler: answerClientError,
-  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App; // Fastify infers the logger type from the options; every service uses the base logger type
-  app.server.headersTimeout = 10_000;
+  };
+  // Fastify infers the server and logger types from the options; every service uses the base logger type, and
+  // the HTTP/2 server's requests and responses (Node's compatibility API) are used as HTTP/1's are.
+  const app = (options.tls === undefined
+    ? Fastify({
+        ...common,
+        // Node checks headersTimeout and requestTimeout every 30 s by default: a head unfinished after 10 s held its connection up to 40 s.
+        http: { connectionsCheckingInterval: 1000 },
+        forceCloseConnections: 'idle',
+      })
+    : Fastify({
+        // Typed for HTTP/1's request and response; the HTTP/2 compatibility ones carry what these handlers read.
+        ...(common as unknown as FastifyServerOptions<Http2SecureServer>),
+        http2: true,
+        https: { ...options.tls, allowHTTP1: true, minVersion: 'TLSv1.2', ciphers: tlsCiphers },
+      })
+  ).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  // Node's HTTP/1 server bounds the head's time; an HTTP/2 server has no such setting (Fastify sets its idle timeout).
+  if (options.tls === undefined) app.server.headersTimeout = 10_000;
   // An Expect other than 100-continue is served like any request, as nginx does (RFC 9110 allows it);
   // without a listener Node would answer 417 with an empty body before routing.
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => app.routing(request, response));
-  closeQuietConnectionsOnClose(app);
+  closeQuietConnectionsOnClose(app, options.tls !== undefined);
   // Before any route, as the document's collector: each route's methods are learned as it is added.
   const allowedMethods = learnAllowedMethods(app);
   addOpenApi(app, options.api);
@@ -157,8 +195,9 @@ export function createServer(options: ServerOptions): App {
 
   app.addHook('onSend', (request, reply, _payload, done) => {
     void reply.header(requestIdHeader, request.id);
-    // A client kept alive goes elsewhere for its next request once we are closing.
-    if (closing) void reply.header('connection', 'close');
+    // A client kept alive goes elsewhere for its next request once we are closing (HTTP/2 has no such
+    // header: Node warns and drops it; its server sends GOAWAY on close).
+    if (closing && request.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
     done();
   });
   app.addHook('preClose', (done) => {

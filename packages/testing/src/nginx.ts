@@ -16,6 +16,8 @@ export function nginxInstalled(): boolean {
 
 export interface NginxProcess {
   baseUrl: string;
+  /** With options.https: nginx's HTTPS base URL (https://127.0.0.1:<port>). */
+  httpsUrl: string | undefined;
   /** Stops nginx (SIGQUIT: graceful) and removes its temporary directory. */
   stop: () => Promise<void>;
 }
@@ -25,6 +27,14 @@ export interface NginxOptions {
   upstreamPort: number;
   /** proxy_connect_timeout and proxy_read_timeout, in place of 60s, e.g. '500ms'. */
   upstreamTimeout?: string;
+  /** deploy/nginx/https.conf included, with these files in place of /etc/nginx/certs and a free port for 443. */
+  https?: { certFile: string; keyFile: string; hstsMaxAge?: number };
+}
+
+export interface NginxHttps {
+  /** Where deploy/nginx/https.conf listens, in place of 443. */
+  port: number;
+  config: string;
 }
 
 /** Replaces one exact text, failing loudly when deploy/nginx/nginx.conf no longer has it. */
@@ -39,7 +49,7 @@ function swap(config: string, from: string, to: string): string {
  * timeouts when asked, and the pid, temp and log files in a temporary directory, so that it
  * runs without root and without touching /var.
  */
-export function deriveNginxConfig(config: string, dir: string, port: number, options: NginxOptions): string {
+export function deriveNginxConfig(config: string, dir: string, port: number, options: NginxOptions, https?: NginxHttps): string {
   // An address needs no resolver: Docker's DNS (127.0.0.11) is not there outside a container.
   let derived = swap(config, 'set $upstream web:3000;', `set $upstream 127.0.0.1:${options.upstreamPort};`);
   derived = swap(derived, 'listen 80;', `listen 127.0.0.1:${port};`);
@@ -47,9 +57,25 @@ export function deriveNginxConfig(config: string, dir: string, port: number, opt
     derived = swap(derived, 'proxy_connect_timeout 1s;', `proxy_connect_timeout ${options.upstreamTimeout};`);
     derived = swap(derived, 'proxy_read_timeout 60s;', `proxy_read_timeout ${options.upstreamTimeout};`);
   }
+  if (https !== undefined) derived = swap(derived, 'include /etc/nginx/https.d/*.conf;', deriveHttpsConfig(https, options));
   const paths = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `    ${kind}_temp_path ${join(dir, kind)};`);
   derived = swap(derived, 'http {', ['http {', '    access_log off;', ...paths].join('\n'));
   return `pid ${join(dir, 'nginx.pid')};\nerror_log ${join(dir, 'error.log')} warn;\n${derived}`;
+}
+
+/**
+ * deploy/nginx/https.conf as deploy/compose/compose.https.yml runs it, with the test's port (in the redirect
+ * too, which names none for 443), certificate files, and HSTS line as deploy/nginx/hsts.sh writes it.
+ */
+function deriveHttpsConfig(https: NginxHttps, options: NginxOptions): string {
+  const files = options.https;
+  if (files === undefined) throw new Error('deriveHttpsConfig needs options.https');
+  let derived = swap(https.config, 'listen 443 ssl http2;', `listen 127.0.0.1:${https.port} ssl http2;`);
+  derived = swap(derived, 'ssl_certificate /etc/nginx/certs/tls.crt;', `ssl_certificate ${files.certFile};`);
+  derived = swap(derived, 'ssl_certificate_key /etc/nginx/certs/tls.key;', `ssl_certificate_key ${files.keyFile};`);
+  derived = swap(derived, 'return 308 https://$host$request_uri;', `return 308 https://$host:${https.port}$request_uri;`);
+  const hsts = files.hstsMaxAge === undefined ? '' : `if ($scheme = https) { set $hsts "max-age=${files.hstsMaxAge}"; }`;
+  return swap(derived, 'include /run/nginx-hsts/*.conf;', hsts);
 }
 
 /** Runs nginx in the foreground from the derived config on a free 127.0.0.1 port. */
@@ -58,7 +84,11 @@ export async function startNginx(options: NginxOptions): Promise<NginxProcess> {
   const port = await freePort();
   const deployed = await readFile(join(repoRoot, 'deploy/nginx/nginx.conf'), 'utf8');
   const configPath = join(dir, 'nginx.conf');
-  await writeFile(configPath, deriveNginxConfig(deployed, dir, port, options));
+  const https =
+    options.https === undefined
+      ? undefined
+      : { port: await freePort(), config: await readFile(join(repoRoot, 'deploy/nginx/https.conf'), 'utf8') };
+  await writeFile(configPath, deriveNginxConfig(deployed, dir, port, options, https));
   // As root, nginx workers switch to an unprivileged user that must reach the temp dirs.
   const user = process.getuid?.() === 0 ? 'user root;' : '';
   if (nginxBinary === undefined) throw new Error('nginx is not installed (apt-get install nginx-light)');
@@ -79,7 +109,7 @@ export async function startNginx(options: NginxOptions): Promise<NginxProcess> {
       throw new Error(`nginx exited with ${child.exitCode}:\n${stderr}${log}`);
     }
     if (
-      await fetch(`${baseUrl}/`, { method: 'HEAD' }).then(
+      await fetch(`${baseUrl}/`, { method: 'HEAD', redirect: 'manual' }).then(
         () => true,
         () => false,
       )
@@ -90,6 +120,7 @@ export async function startNginx(options: NginxOptions): Promise<NginxProcess> {
   }
   return {
     baseUrl,
+    httpsUrl: https === undefined ? undefined : `https://127.0.0.1:${https.port}`,
     stop: async () => {
       if (child.exitCode === null) {
         child.kill('SIGQUIT');

@@ -10,6 +10,7 @@ import { discardRequestBody, upstreamRequestBody } from './request-body.js';
 import { requestTarget } from './request-target.js';
 import { refusal } from './client-request.js';
 import { forwardOneAtATime } from './one-at-a-time.js';
+import { redirectToHttps, sendHsts } from './https-redirect.js';
 import { lookupAll, UpstreamAddresses, type Resolve } from '@sample-services/upstream';
 
 export interface ProxyAppOptions {
@@ -30,6 +31,12 @@ export interface ProxyAppOptions {
   skipFailedMs?: number;
   /** Where to serve GET /metrics, apart from the forwarded port (METRICS_PORT); undefined: nowhere. */
   metrics?: { port: number; host: string } | undefined;
+  /** Serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate and key; X-Forwarded-Proto is then https. */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
+  /** With `tls`: Strict-Transport-Security's max-age on every answer, in seconds; 0 or undefined: none. */
+  hstsMaxAge?: number | undefined;
+  /** Answer 308 to HTTPS on this port, except the health paths (https-redirect.ts); undefined: forward all. */
+  redirectToHttpsPort?: number | undefined;
 }
 
 const MiB = 1024 * 1024;
@@ -75,14 +82,17 @@ export function createProxyApp(options: ProxyAppOptions): App {
   // The body limit is enforced here, on the stream: Fastify's applies only to bodies it parses.
   // Transparent: no CORS, /openapi.json, /docs, /metrics or load shedding of its own, as nginx; those
   // paths are its upstream's. Its requests are counted, served on a port of their own (METRICS_PORT).
-  const app = createServer({ logger: options.logger, api: { title: 'proxy', description: service.summary } });
+  const app = createServer({ logger: options.logger, api: { title: 'proxy', description: service.summary }, tls: options.tls });
+  const scheme = options.tls === undefined ? 'http' : 'https';
+  if (options.tls !== undefined && (options.hstsMaxAge ?? 0) > 0) sendHsts(app, options.hstsMaxAge ?? 0);
   void app.register(countRequests);
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
     done();
   });
-  // One request per client connection at a time, before any other hook.
+  if (options.redirectToHttpsPort !== undefined) redirectToHttps(app, options.redirectToHttpsPort);
+  // One request per client connection at a time, before any other hook that forwards.
   forwardOneAtATime(app);
   if (options.metrics !== undefined) serveMetricsOnPort(app, options.metrics);
   const upstream = new UpstreamAddresses({
@@ -123,11 +133,12 @@ export function createProxyApp(options: ProxyAppOptions): App {
     try {
       const refused = refusal(raw);
       if (refused !== undefined) throw refused;
-      const target = requestTarget(raw.url ?? '/', raw.headers.host);
+      // HTTP/2 names the host in :authority, which Host (when a client sends both) wins over, as in nginx.
+      const target = requestTarget(raw.url ?? '/', raw.headers.host ?? (raw.headers[':authority'] as string | undefined));
       sent = {
         method: raw.method as Dispatcher.HttpMethod,
         path: target.path,
-        headers: upstreamRequestHeaders(raw.headers, target.host, raw.socket.remoteAddress ?? '', request.id),
+        headers: upstreamRequestHeaders(raw.headers, target.host, raw.socket.remoteAddress ?? '', request.id, scheme),
         body: upstreamRequestBody(raw, bodyLimit),
       };
     } catch (error) {

@@ -7,7 +7,7 @@ import { requestIdHeader } from '@sample-services/kit';
  * 100 Continue itself) and the three forwarding headers are replaced, not copied.
  */
 const hopByHop = new Set(['connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-const replacedOnRequest = new Set([...hopByHop, 'expect', 'host', 'x-real-ip', 'x-forwarded-for', requestIdHeader]);
+const replacedOnRequest = new Set([...hopByHop, 'expect', 'host', 'x-real-ip', 'x-forwarded-for', 'x-forwarded-proto', requestIdHeader]);
 
 /** Server name used as Host when the client sent none (HTTP/1.0), as nginx's `server_name localhost`. */
 const defaultHost = 'localhost';
@@ -35,14 +35,15 @@ function isHopByHop(name: string, set: Set<string>, named: Set<string> | undefin
  * writes as it is (no header object per message): those in `dropped`, those the Connection header
  * names and Proxy-* are left out; a name given more than once (Set-Cookie) keeps every value, in order.
  * `fromClient`: names with an underscore are left out too, as nginx ignores them in a client's request
- * (underscores_in_headers off), so that `X_Real_IP` never passes for `X-Real-IP` behind it.
+ * (underscores_in_headers off), so that `X_Real_IP` never passes for `X-Real-IP` behind it, and HTTP/2's
+ * pseudo-headers (`:path`, `:authority`), which Node lists among the headers and HTTP/1 cannot carry.
  */
 function endToEnd(headers: IncomingHttpHeaders, dropped: Set<string>, fromClient: boolean): string[] {
   const named = connectionTokens(headers.connection);
   const out: string[] = [];
   for (const name in headers) {
     const value = headers[name];
-    if (value === undefined || isHopByHop(name, dropped, named) || (fromClient && name.includes('_'))) continue;
+    if (value === undefined || isHopByHop(name, dropped, named) || (fromClient && (name.includes('_') || name.startsWith(':')))) continue;
     if (typeof value === 'string') out.push(name, value);
     else for (const item of value) out.push(name, item);
   }
@@ -61,16 +62,18 @@ export function hostOf(host: string | undefined): string {
 
 /**
  * The request headers for the upstream, as the flat [name, value, ...] list undici takes:
- * the client's end-to-end headers (none whose name has an underscore), then Host, X-Real-IP and X-Forwarded-For (spec 4.4), and
+ * the client's end-to-end headers (none whose name has an underscore), then Host, X-Real-IP and X-Forwarded-For (spec 4.4),
+ * X-Forwarded-Proto (the scheme the client used, as nginx's `$scheme`), and
  * X-Request-Id: the request's id, the client's own when well formed (the kit decides), so the
- * upstream's log lines carry the same id as ours. `host` is the Host header, or the host of an
- * absolute request target.
+ * upstream's log lines carry the same id as ours. `host` is the Host header (HTTP/2's `:authority`
+ * without one), or the host of an absolute request target.
  */
 export function upstreamRequestHeaders(
   headers: IncomingHttpHeaders,
   host: string | undefined,
   clientAddress: string,
   requestId: string,
+  scheme: 'http' | 'https' = 'http',
 ): string[] {
   const out = endToEnd(headers, replacedOnRequest, true);
   const chain = headers['x-forwarded-for'];
@@ -81,6 +84,8 @@ export function upstreamRequestHeaders(
     clientAddress,
     'x-forwarded-for',
     chain === undefined || chain === '' ? clientAddress : `${chain}, ${clientAddress}`,
+    'x-forwarded-proto',
+    scheme,
     requestIdHeader,
     requestId,
   );

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { HttpError } from '@sample-services/kit';
 
@@ -24,12 +25,16 @@ class SizeLimit extends Transform {
  * contacted (as nginx's client_max_body_size); a chunked body is counted as it flows.
  * The client's stream is piped, not handed over, so that undici destroying the body on
  * an upstream failure does not destroy the client's socket before it gets its answer.
+ * Over HTTP/2 a body needs no length: there is none when the stream ended with its headers.
  */
 export function upstreamRequestBody(request: IncomingMessage, limit: number): Readable | undefined {
   const length = request.headers['content-length'];
   if (length !== undefined) {
     if (Number(length) > limit) throw bodyTooLarge();
     if (length === '0') return undefined;
+  } else if (request.httpVersionMajor === 2) {
+    // Node's HTTP/2 compatibility request, as the app's server hands it over TLS with h2.
+    if ((request as unknown as Http2ServerRequest).stream.endAfterHeaders) return undefined;
   } else if (request.headers['transfer-encoding'] === undefined) {
     return undefined;
   }

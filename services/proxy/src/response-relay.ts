@@ -108,7 +108,8 @@ export class ResponseRelay implements Dispatcher.DispatchHandler {
     if (statusCode >= 500) countUpstreamError('bad_status');
     // The object undici always parses (reading controller.rawHeaders again would decode every header twice).
     const headers = clientResponseHeaders(upstreamHeaders, this.requestId);
-    if (this.closing()) headers.push('connection', 'close');
+    // HTTP/2 has no Connection header: its server closes a session with GOAWAY.
+    if (this.closing() && this.response.req.httpVersionMajor < 2) headers.push('connection', 'close');
     this.remaining = declaredLength(headers);
     this.response.writeHead(statusCode, headers);
   }

@@ -25,7 +25,7 @@ describe('hostOf (nginx $host)', () => {
 });
 
 describe('upstreamRequestHeaders', () => {
-  it('keeps end-to-end headers, repeated ones included, and sets the three forwarding headers', () => {
+  it('keeps end-to-end headers, repeated ones included, and sets the four forwarding headers', () => {
     const headers = grouped(
       upstreamRequestHeaders(
         { host: 'a.example:81', accept: 'application/json', cookie: 'a=1', 'x-list': ['1', '2'] },
@@ -41,8 +41,23 @@ describe('upstreamRequestHeaders', () => {
       host: ['a.example'],
       'x-real-ip': ['10.0.0.7'],
       'x-forwarded-for': ['10.0.0.7'],
+      'x-forwarded-proto': ['http'],
       'x-request-id': ['req-1'],
     });
+  });
+
+  it("sets X-Forwarded-Proto to the client's scheme in place of the client's own, and drops HTTP/2's pseudo-headers", () => {
+    const headers = grouped(
+      upstreamRequestHeaders(
+        { ':method': 'GET', ':path': '/p', ':authority': 'a.example', ':scheme': 'https', 'x-forwarded-proto': 'http' },
+        'a.example',
+        '10.0.0.7',
+        'req-3',
+        'https',
+      ),
+    );
+    expect(Object.keys(headers).filter((name) => name.startsWith(':'))).toEqual([]);
+    expect(headers['x-forwarded-proto']).toEqual(['https']);
   });
 
   it("sends the request's id as X-Request-Id in place of the client's", () => {
@@ -80,7 +95,7 @@ describe('upstreamRequestHeaders', () => {
         'req-1',
       ),
     );
-    expect(Object.keys(headers).sort()).toEqual(['host', 'x-forwarded-for', 'x-kept', 'x-real-ip', 'x-request-id']);
+    expect(Object.keys(headers).sort()).toEqual(['host', 'x-forwarded-for', 'x-forwarded-proto', 'x-kept', 'x-real-ip', 'x-request-id']);
   });
 });
 

@@ -33,9 +33,15 @@ const flags = [
   '--disable-sync',
 ];
 
-export async function launchChromium(): Promise<Browser> {
+/** `home`: Chromium's HOME, whose NSS database (.pki/nssdb) holds the authorities the user trusts on Linux. */
+export async function launchChromium(options: { home?: string } = {}): Promise<Browser> {
   expect(installed, `Chromium must be installed at ${chromiumPath} when CI=true`).toBe(true);
   // Chromium's sandbox refuses to run as root.
   const asRoot = process.getuid?.() === 0;
-  return chromium.launch({ executablePath: chromiumPath, headless: true, args: asRoot ? ['--no-sandbox', ...flags] : flags });
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: asRoot ? ['--no-sandbox', ...flags] : flags,
+    ...(options.home === undefined ? {} : { env: { ...process.env, HOME: options.home } }),
+  });
 }

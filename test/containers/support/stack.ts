@@ -48,12 +48,23 @@ const stageEngine: StackEngine = { compose: composeOutput, filesDir: tmpdir(), p
 const hostPortVariables = (stack: StackName): string[] =>
   [...stacks[stack].members.map((m) => m.as), ...stacks[stack].composeOnly].map((as) => `${as.toUpperCase()}_PORT`);
 
+/** What a stack's test adds to its compose file: override files (in deploy/compose) and variables of the env file. */
+export interface StackAdditions {
+  overrides?: string[];
+  env?: Record<string, string>;
+}
+
 /**
  * A compose stack of this run: a unique project name, this run's image tag, a fresh random
  * database password in a secret file, and every host port on a free loopback port (the engine's
  * publishOn address), all through --env-file.
  */
-export async function openStack(stack: StackName, stage: ContainerStage, engine: StackEngine = stageEngine): Promise<Stack> {
+export async function openStack(
+  stack: StackName,
+  stage: ContainerStage,
+  engine: StackEngine = stageEngine,
+  additions: StackAdditions = {},
+): Promise<Stack> {
   const project = `sample-${stack}-${stage.runId}`;
   // Characters a URL would misread: the services must encode the secret into DATABASE_URL themselves.
   const password = `${randomBytes(12).toString('hex')}@:/%?#`;
@@ -63,11 +74,14 @@ export async function openStack(stack: StackName, stage: ContainerStage, engine:
   await writeFile(passwordFile, `${password}\n`, { mode: 0o644 });
   const envFile = join(dir, 'stack.env');
   const ports = hostPortVariables(stack).map((variable) => `${variable}=${engine.publishOn}:0`);
-  await writeFile(envFile, [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `DB_PASSWORD_FILE=${passwordFile}`, ...ports, ''].join('\n'));
+  const added = Object.entries(additions.env ?? {}).map(([name, value]) => `${name}=${value}`);
+  await writeFile(
+    envFile,
+    [`TAG=${stage.tag}`, 'POSTGRES_USER=tester', `DB_PASSWORD_FILE=${passwordFile}`, ...ports, ...added, ''].join('\n'),
+  );
+  const files = [`compose.${stack}.yml`, ...(additions.overrides ?? [])].flatMap((file) => ['-f', join(repoRoot, 'deploy/compose', file)]);
   const runOutput = (args: string[], timeoutMs = 180_000): Promise<{ stdout: string; stderr: string }> =>
-    engine.compose(['--env-file', envFile, '-p', project, '-f', join(repoRoot, 'deploy/compose', `compose.${stack}.yml`), ...args], {
-      timeoutMs,
-    });
+    engine.compose(['--env-file', envFile, '-p', project, ...files, ...args], { timeoutMs });
   const run = async (args: string[], timeoutMs?: number): Promise<string> => (await runOutput(args, timeoutMs)).stdout;
   return {
     project,

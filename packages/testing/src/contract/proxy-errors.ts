@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type { EchoedRequest } from '../echo-upstream.js';
-import { send, sendRaw, type Received } from '../http-request.js';
+import { clientTrusting, type Client, type Received } from '../http-request.js';
 import type { ProxyContractOptions } from './proxy.js';
 
 const MiB = 1024 * 1024;
@@ -13,7 +13,12 @@ function expectJsonError(res: Received, status: number, error: string): void {
 }
 
 /** The status, content type and body of an answer to a request written byte for byte (see sendRaw). */
-async function answerRaw(baseUrl: string, head: string, body?: string): Promise<{ status: number; type: string; body: string }> {
+async function answerRaw(
+  { sendRaw }: Client,
+  baseUrl: string,
+  head: string,
+  body?: string,
+): Promise<{ status: number; type: string; body: string }> {
   const answer = await sendRaw(baseUrl, head, body);
   const headEnd = answer.indexOf('\r\n\r\n');
   return {
@@ -24,7 +29,9 @@ async function answerRaw(baseUrl: string, head: string, body?: string): Promise<
 }
 
 /** The proxy's own answers (spec 4.4 error cases), run by proxyContract. */
-export function proxyErrorContract({ baseUrl, upstream }: ProxyContractOptions): void {
+export function proxyErrorContract({ baseUrl, upstream, trust }: ProxyContractOptions): void {
+  const client = clientTrusting(trust);
+  const { send } = client;
   it('answers 413 JSON for a body over 1 MiB, without reaching the upstream', async () => {
     const before = upstream().requests;
     const res = await send(baseUrl(), { method: 'POST', path: '/upload', body: randomBytes(MiB + 1) });
@@ -56,7 +63,7 @@ export function proxyErrorContract({ baseUrl, upstream }: ProxyContractOptions):
     ['two Host headers', 'Host: one.example\r\nHost: two.example'],
   ])('answers 400 JSON for %s, without reaching the upstream', async (_case, hostLines) => {
     const before = upstream().requests;
-    const res = await answerRaw(baseUrl(), `GET /host HTTP/1.1\r\n${hostLines}`);
+    const res = await answerRaw(client, baseUrl(), `GET /host HTTP/1.1\r\n${hostLines}`);
     expect([res.status, res.type]).toEqual([400, expect.stringMatching(/^application\/json/)]);
     expect(JSON.parse(res.body)).toEqual({ error: expect.any(String) });
     expect(upstream().requests).toBe(before);
@@ -64,7 +71,12 @@ export function proxyErrorContract({ baseUrl, upstream }: ProxyContractOptions):
 
   it('answers 501 JSON for a Transfer-Encoding other than chunked, without reaching the upstream', async () => {
     const before = upstream().requests;
-    const res = await answerRaw(baseUrl(), 'POST /te HTTP/1.1\r\nHost: te.example\r\nTransfer-Encoding: gzip, chunked', '0\r\n\r\n');
+    const res = await answerRaw(
+      client,
+      baseUrl(),
+      'POST /te HTTP/1.1\r\nHost: te.example\r\nTransfer-Encoding: gzip, chunked',
+      '0\r\n\r\n',
+    );
     expect([res.status, res.type]).toEqual([501, expect.stringMatching(/^application\/json/)]);
     expect(JSON.parse(res.body)).toEqual({ error: 'Not implemented: a Transfer-Encoding other than chunked' });
     expect(upstream().requests).toBe(before);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect, it } from 'vitest';
-import { send, sendRaw, type Sent } from '../http-request.js';
+import { clientTrusting, type Sent, type Trust } from '../http-request.js';
 import { proxyErrorContract } from './proxy-errors.js';
 import { downloadBody, type EchoedRequest, type EchoUpstream } from '../echo-upstream.js';
 
@@ -14,29 +14,31 @@ export interface ProxyContractOptions {
    * it re-resolves `web` (a variable in proxy_pass): a connection per request is what that costs.
    */
   upstreamKeepAlive?: boolean;
+  /** For an https: base URL: the authority its certificate chains to. */
+  trust?: Trust;
 }
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
-
-async function echoed(baseUrl: string, sent: Sent): Promise<EchoedRequest> {
-  const res = await send(baseUrl, sent);
-  expect(res.status).toBe(200);
-  return res.json() as EchoedRequest;
-}
-
-/** The echo of a request written byte for byte; HTTP/1.0, so that the answer is not chunked. */
-async function echoedRaw(baseUrl: string, head: string): Promise<EchoedRequest> {
-  const answer = await sendRaw(baseUrl, head);
-  expect(answer).toMatch(/^HTTP\/1\.1 200 /);
-  return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as EchoedRequest;
-}
 
 /**
  * Spec 4.4 against any proxy in front of the echo upstream: the TypeScript proxy and nginx
  * with deploy/nginx/nginx.conf both run it. For the 504 check the proxy needs a short
  * upstream timeout: 2 s, long enough that a loaded machine never times out a normal answer.
  */
-export function proxyContract({ baseUrl, upstream, upstreamKeepAlive = true }: ProxyContractOptions): void {
+export function proxyContract({ baseUrl, upstream, upstreamKeepAlive = true, trust }: ProxyContractOptions): void {
+  const { send, sendRaw } = clientTrusting(trust);
+  async function echoed(base: string, sent: Sent): Promise<EchoedRequest> {
+    const res = await send(base, sent);
+    expect(res.status).toBe(200);
+    return res.json() as EchoedRequest;
+  }
+  /** The echo of a request written byte for byte; HTTP/1.0, so that the answer is not chunked. */
+  async function echoedRaw(base: string, head: string): Promise<EchoedRequest> {
+    const answer = await sendRaw(base, head);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    return JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as EchoedRequest;
+  }
+
   it('forwards the path and the query string exactly', async () => {
     const got = await echoed(baseUrl(), { path: '/some/deep/path?b=2&a=one%20two&a=3' });
     expect(got.url).toBe('/some/deep/path?b=2&a=one%20two&a=3');
@@ -111,6 +113,11 @@ export function proxyContract({ baseUrl, upstream, upstreamKeepAlive = true }: P
     expect(repeated.headers['x-forwarded-for']).toBe('1.1.1.1, 2.2.2.2, 127.0.0.1');
   });
 
+  it('sets X-Forwarded-Proto to the scheme the client used, replacing one the client sent', async () => {
+    const got = await echoed(baseUrl(), { path: '/', headers: { 'x-forwarded-proto': 'gopher' } });
+    expect(got.headers['x-forwarded-proto']).toBe(new URL(baseUrl()).protocol.slice(0, -1));
+  });
+
   it('forwards end-to-end request headers and drops hop-by-hop ones', async () => {
     const got = await echoed(baseUrl(), { path: '/', headers: { 'x-custom': 'kept', 'keep-alive': 'timeout=5', te: 'trailers' } });
     expect(got.headers['x-custom']).toBe('kept');
@@ -174,5 +181,5 @@ export function proxyContract({ baseUrl, upstream, upstreamKeepAlive = true }: P
     else expect(upstream().connections - before).toBe(10);
   });
 
-  proxyErrorContract({ baseUrl, upstream });
+  proxyErrorContract({ baseUrl, upstream, trust });
 }
