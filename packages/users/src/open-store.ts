@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError, readInt, readOptionalUrl, readString, type Env } from '@sample-services/kit';
+import { MigrationError } from './migrations.js';
 import { createPostgresStore, DEFAULT_POOL_SIZE, type PostgresStoreOptions } from './postgres-store.js';
 import { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
 import type { UserStore } from './user-store.js';
@@ -116,6 +117,7 @@ export function openUserStore(config: StoreConfig, options: PostgresStoreOptions
   try {
     return { store: createSqliteStore(config.dataDir), location };
   } catch (error) {
+    if (error instanceof MigrationError) throw error;
     // Typically a directory that is not writable: a start-up problem the operator must fix.
     throw new ConfigError(`DATA_DIR: cannot open the ${location}: ${(error as Error).message}`);
   }

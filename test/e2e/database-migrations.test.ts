@@ -1,0 +1,58 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { usePostgres } from '@sample-services/testing/postgres';
+import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
+
+const postgres = await usePostgres();
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-migrations-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** Three processes of variant B started at once on one database; each must start. */
+async function startThree(env: NodeJS.ProcessEnv): Promise<ServiceProcess[]> {
+  const started = await Promise.allSettled(Array.from({ length: 3 }, () => startService('database', env)));
+  const services = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  if (services.length < 3) {
+    await Promise.all(services.map((service) => service.stop()));
+    throw (started.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason;
+  }
+  return services;
+}
+
+/** Every migration of the store: the records must name each. Those after 0001 fail when run twice (a column or index added again). */
+const migrations = (dialect: string): string[] =>
+  readdirSync(join(import.meta.dirname, '../../packages/users/migrations', dialect)).map((file) => file.slice(0, -'.sql'.length));
+
+describe('variant B: three processes starting at once apply each migration exactly once', () => {
+  it('on one SQLite file', async () => {
+    const services = await startThree({ DATA_DIR: dataDir });
+    await Promise.all(services.map((service) => service.stop()));
+    const db = new Database(join(dataDir, 'app.db'), { readonly: true });
+    try {
+      const names = db.prepare<[], string>('SELECT name FROM schema_migrations ORDER BY version').pluck().all();
+      expect(names).toEqual(migrations('sqlite'));
+    } finally {
+      db.close();
+    }
+  });
+
+  it.skipIf(postgres === undefined)('on one PostgreSQL database', async () => {
+    const url = await postgres!.createDatabase();
+    const services = await startThree({ DATABASE_URL: url });
+    await Promise.all(services.map((service) => service.stop()));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const names = (await client.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version')).rows.map(
+        (row) => row.name,
+      );
+      expect(names).toEqual(migrations('postgres'));
+    } finally {
+      await client.end();
+      await postgres!.destroy();
+    }
+  });
+});
