@@ -1,11 +1,12 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@sample-services/testing/postgres';
-import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
+import { runServiceToExit, startService, type ServiceProcess } from '@sample-services/testing/service-process';
+import { beforeMigrations, collidingUsers, collisionMessage } from '../../packages/users/test/migration-dirs.js';
 
 const postgres = await usePostgres();
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-b-migrations-'));
@@ -52,7 +53,30 @@ describe('variant B: three processes starting at once apply each migration exact
       expect(names).toEqual(migrations('postgres'));
     } finally {
       await client.end();
-      await postgres!.destroy();
     }
+  });
+});
+
+describe('variant B refuses to start when a migration fails, with one line naming it', () => {
+  afterAll(() => postgres?.destroy());
+  // A database of the version before migrations whose e-mails collide under 0002's rule.
+  const expected = `database: ${collisionMessage}\n`;
+
+  it('on SQLite', async () => {
+    const dir = join(dataDir, 'colliding');
+    mkdirSync(dir);
+    const db = new Database(join(dir, 'app.db'));
+    db.exec(beforeMigrations('sqlite') + collidingUsers);
+    db.close();
+    expect(await runServiceToExit('database', { PORT: '0', DATA_DIR: dir })).toEqual({ code: 1, output: expected });
+  });
+
+  it.skipIf(postgres === undefined)('on PostgreSQL', async () => {
+    const url = await postgres!.createDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(beforeMigrations('postgres') + collidingUsers);
+    await client.end();
+    expect(await runServiceToExit('database', { PORT: '0', DATABASE_URL: url })).toEqual({ code: 1, output: expected });
   });
 });

@@ -13,11 +13,11 @@ const MIGRATION_WAIT_MS = 60_000;
 
 /**
  * The functions SQLite migrations may call, registered on the connection that applies them:
- * email_key(email), the uniqueness rule of @sample-services/users-api, and migration_error(text),
+ * email_key_of(email), the uniqueness rule of @sample-services/users-api, and migration_error(text),
  * which stops the migration with that text (SQLite has no RAISE outside triggers).
  */
 function registerFunctions(db: Database.Database): void {
-  db.function('email_key', { deterministic: true }, (email: unknown) => (typeof email === 'string' ? emailKey(email) : email));
+  db.function('email_key_of', { deterministic: true }, (email: unknown) => (typeof email === 'string' ? emailKey(email) : email));
   db.function('migration_error', (message: unknown) => {
     throw new Error(String(message));
   });

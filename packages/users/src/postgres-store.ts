@@ -50,9 +50,10 @@ FROM page`;
 const selectUsers = `SELECT ${columns} FROM users`;
 // A batch of creates in one statement, so one commit: rows inserted in the arrays' order (ids too),
 // an email already taken, or taken earlier in the same arrays, skipped and so missing from RETURNING.
+// Taken as the migrations define it: every unique index decides (0002's is on the normalized e-mail).
 const insertText = `INSERT INTO users (name, email)
 SELECT name, email FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS batch (name, email, position) ORDER BY position
-ON CONFLICT (email) DO NOTHING RETURNING ${columns}`;
+ON CONFLICT DO NOTHING RETURNING ${columns}`;
 
 /** PostgreSQL through a pg pool that fails fast while the server is away and reconnects by itself. */
 export function createPostgresStore(url: string, options: PostgresStoreOptions = {}): UserStore {

@@ -21,3 +21,11 @@ export const fixtureUsers = [
   { id: 3, name: 'Bob', email: 'Bob@Example.com', created_at: '2026-11-01T00:00:00.000Z' },
   { id: 4, name: 'Eve', email: 'eve@example.net', created_at: '2026-11-02T12:00:00.999Z' },
 ];
+
+/** Users whose e-mails collide under 0002's rule, added to that fixture (ids 5 to 7), and the message naming them. */
+export const collidingUsers = `INSERT INTO users (name, email) VALUES
+  ('Bob again', 'bob@example.com'), ('José', 'jos\u00e9@example.com'), ('José decomposed', 'jose\u0301@example.com');`;
+export const collisionMessage =
+  'migration 0002_email_key failed: e-mails that differ only in case or Unicode normalization: ' +
+  'Bob@Example.com, bob@example.com (ids 3, 5); jos\u00e9@example.com, jose\u0301@example.com (ids 6, 7); ' +
+  'keep one of each (change or delete the others) and start again';

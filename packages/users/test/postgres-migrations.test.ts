@@ -1,10 +1,11 @@
 import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@sample-services/testing/postgres';
 import { createPostgresStore } from '../src/index.js';
 import { migrationsDir, MigrationError } from '../src/migrations.js';
-import { beforeMigrations, fixtureUsers, migrationsWith } from './migration-dirs.js';
+import { beforeMigrations, collidingUsers, collisionMessage, fixtureUsers, migrationsWith } from './migration-dirs.js';
 import { listAll } from './store-suite.js';
 
 const postgres = await usePostgres();
@@ -86,6 +87,29 @@ describe.skipIf(postgres === undefined)('PostgreSQL migrations', () => {
     } finally {
       await store.close();
       rmSync(dir, { recursive: true });
+    }
+  });
+
+  it('stops 0002 naming the e-mails that collide under its rule, leaving the database as it was', async () => {
+    const url = await postgres!.createDatabase();
+    await sql(url, beforeMigrations('postgres') + collidingUsers);
+    const only0001 = migrationsWith('postgres', {});
+    rmSync(join(only0001, '0002_email_key.sql'));
+    const first = createPostgresStore(url, { migrationsDir: only0001 });
+    await first.init();
+    await first.close();
+    rmSync(only0001, { recursive: true });
+    const before = await schemaOf(url);
+    const store = createPostgresStore(url);
+    try {
+      const error: unknown = await store.init().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MigrationError);
+      expect((error as Error).message).toBe(collisionMessage);
+      expect(await schemaOf(url)).toEqual(before);
+      expect(before.records).toEqual(['0001_users']);
+      expect(await sql(url, 'SELECT id FROM users ORDER BY id')).toEqual([2, 3, 4, 5, 6, 7].map((id) => ({ id })));
+    } finally {
+      await store.close();
     }
   });
 });

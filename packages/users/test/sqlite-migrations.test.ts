@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, SQLITE_FILE } from '../src/index.js';
 import { migrationsDir } from '../src/migrations.js';
-import { beforeMigrations, fixtureUsers, migrationsWith } from './migration-dirs.js';
+import { beforeMigrations, collidingUsers, collisionMessage, fixtureUsers, migrationsWith } from './migration-dirs.js';
 import { listAll } from './store-suite.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svc-sqlite-migrations-'));
@@ -67,5 +67,20 @@ describe('SQLite migrations', () => {
     expect(() => createSqliteStore(dir, { migrationsDir: failing })).toThrow(/^migration 0900_broken failed: no such table: nowhere$/);
     expect(schemaOf(dir)).toEqual(before);
     rmSync(failing, { recursive: true });
+  });
+
+  it('stops 0002 naming the e-mails that collide under its rule, leaving the file as it was', async () => {
+    const dir = dataDirWith('colliding', beforeMigrations('sqlite') + collidingUsers);
+    const only0001 = migrationsWith('sqlite', {});
+    rmSync(join(only0001, '0002_email_key.sql'));
+    await createSqliteStore(dir, { migrationsDir: only0001 }).close();
+    rmSync(only0001, { recursive: true });
+    const before = schemaOf(dir);
+    expect(() => createSqliteStore(dir)).toThrow(collisionMessage);
+    expect(schemaOf(dir)).toEqual(before);
+    expect(before.records).toEqual(['0001_users']);
+    const db = new Database(join(dir, SQLITE_FILE), { readonly: true });
+    expect(db.prepare<[], number>('SELECT id FROM users ORDER BY id').pluck().all()).toEqual([2, 3, 4, 5, 6, 7]);
+    db.close();
   });
 });
