@@ -25,7 +25,6 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 # The sources: what .dockerignore lets into the context.
 COPY . .
 ARG SERVICE PORT
-# Into the runtime image: the compiled JavaScript, and the SQL migrations the stores apply at start.
 RUN node_modules/.bin/tsc -b "services/$SERVICE" packages/telemetry \
  && port=$(node -p "require('./services/$SERVICE/dist/service.js').service.port") && { [ "$port" = "$PORT" ] \
     || { echo "SERVICE=$SERVICE listens on $port (its src/service.ts): build with --build-arg PORT=$port" >&2; exit 1; }; } \

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +58,53 @@ describe('variant B: three processes starting at once apply each migration exact
   });
 });
 
+/** `node dist/migrate.js` of a service, as compose's migrate service runs it: its exit code and output. */
+function migrate(service: 'database' | 'backend', env: NodeJS.ProcessEnv): { code: number | null; stdout: string; stderr: string } {
+  const entry = join(import.meta.dirname, '../../services', service, 'dist/migrate.js');
+  const { status, stdout, stderr } = spawnSync(process.execPath, [entry], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' });
+  return { code: status, stdout, stderr };
+}
+
+describe('the migrate command', () => {
+  it('applies the pending migrations of a new SQLite file, then finds none pending', () => {
+    const dir = join(dataDir, 'command');
+    const file = join(dir, 'app.db');
+    const applied = `migrations applied: ${migrations('sqlite').join(', ')}`;
+    expect(migrate('database', { DATA_DIR: dir })).toEqual({
+      code: 0,
+      stdout: `database: users stored in SQLite file ${file}: ${applied}\n`,
+      stderr: '',
+    });
+    expect(migrate('backend', { DATA_DIR: dir })).toEqual({
+      code: 0,
+      stdout: `backend: users stored in SQLite file ${file}: no migration pending\n`,
+      stderr: '',
+    });
+  });
+
+  it.skipIf(postgres === undefined)(
+    'applies those of a PostgreSQL database, and fails with one line when it cannot reach one',
+    async () => {
+      const url = await postgres!.createDatabase();
+      const location = `PostgreSQL at ${new URL(url).host}${new URL(url).pathname}`;
+      const applied = `migrations applied: ${migrations('postgres').join(', ')}`;
+      expect(migrate('backend', { DATABASE_URL: url })).toEqual({
+        code: 0,
+        stdout: `backend: users stored in ${location}: ${applied}\n`,
+        stderr: '',
+      });
+      expect(migrate('database', { DATABASE_URL: url })).toEqual({
+        code: 0,
+        stdout: `database: users stored in ${location}: no migration pending\n`,
+        stderr: '',
+      });
+      const unreachable = migrate('database', { DATABASE_URL: 'postgresql://user:secret@127.0.0.1:1/none' });
+      expect(unreachable).toMatchObject({ code: 1, stdout: '' });
+      expect(unreachable.stderr).toMatch(/^database: database unavailable: .*ECONNREFUSED.*\n$/);
+    },
+  );
+});
+
 describe('variant B refuses to start when a migration fails, with one line naming it', () => {
   afterAll(() => postgres?.destroy());
   // A database of the version before migrations whose e-mails collide under 0002's rule.
@@ -69,6 +117,7 @@ describe('variant B refuses to start when a migration fails, with one line namin
     db.exec(beforeMigrations('sqlite') + collidingUsers);
     db.close();
     expect(await runServiceToExit('database', { PORT: '0', DATA_DIR: dir })).toEqual({ code: 1, output: expected });
+    expect(migrate('database', { DATA_DIR: dir })).toEqual({ code: 1, stdout: '', stderr: expected });
   });
 
   it.skipIf(postgres === undefined)('on PostgreSQL', async () => {
@@ -78,5 +127,6 @@ describe('variant B refuses to start when a migration fails, with one line namin
     await client.query(beforeMigrations('postgres') + collidingUsers);
     await client.end();
     expect(await runServiceToExit('database', { PORT: '0', DATABASE_URL: url })).toEqual({ code: 1, output: expected });
+    expect(migrate('database', { DATABASE_URL: url })).toEqual({ code: 1, stdout: '', stderr: expected });
   });
 });

@@ -19,6 +19,14 @@ const MIGRATIONS_ROOT = fileURLToPath(new URL('../migrations/', import.meta.url)
 /** Where a store's migrations are read from; tests give another directory. */
 export const migrationsDir = (dialect: Dialect): string => join(MIGRATIONS_ROOT, dialect);
 
+/** What a store is told about its migrations. */
+export interface MigrationOptions {
+  /** The migrations' directory; default the package's (tests give others). */
+  migrationsDir?: string;
+  /** Told the names of the migrations this store applied (none when another had, or nothing was pending). */
+  onMigrated?: (applied: string[]) => void;
+}
+
 /** The table recording what was applied, created by the runners before the first migration. */
 export const MIGRATIONS_TABLE = 'schema_migrations';
 

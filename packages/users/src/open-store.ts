@@ -106,6 +106,7 @@ function readSecretFile(variable: string, path: string): string {
  * An unusable DATA_DIR is a ConfigError, reported at start-up.
  */
 export function openUserStore(config: StoreConfig, options: PostgresStoreOptions = {}): { store: UserStore; location: string } {
+  const { migrationsDir, onMigrated } = options;
   if (config.databaseUrl !== undefined) {
     const url = config.databaseUrl;
     return {
@@ -115,7 +116,7 @@ export function openUserStore(config: StoreConfig, options: PostgresStoreOptions
   }
   const location = `SQLite file ${join(config.dataDir, SQLITE_FILE)}`;
   try {
-    return { store: createSqliteStore(config.dataDir), location };
+    return { store: createSqliteStore(config.dataDir, { migrationsDir, onMigrated }), location };
   } catch (error) {
     if (error instanceof MigrationError) throw error;
     // Typically a directory that is not writable: a start-up problem the operator must fix.

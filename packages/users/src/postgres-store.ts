@@ -2,7 +2,7 @@ import pg from 'pg';
 import { Coalescer } from './coalesce.js';
 import { copyBatch, copyText } from './copy-batch.js';
 import { migratePostgres } from './migrate-postgres.js';
-import { MigrationError, migrationsDir, readMigrations } from './migrations.js';
+import { MigrationError, migrationsDir, readMigrations, type MigrationOptions } from './migrations.js';
 import { classify } from './postgres-errors.js';
 import { Permits } from './permits.js';
 import {
@@ -17,15 +17,13 @@ import {
 import { withTimeout } from './with-timeout.js';
 import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
-export interface PostgresStoreOptions extends BatchOptions {
+export interface PostgresStoreOptions extends BatchOptions, MigrationOptions {
   /** Connections in the pool; default DEFAULT_POOL_SIZE. */
   poolSize?: number;
   /** Longest wait for a connection (new or from the pool); default 3000 ms. */
   connectTimeoutMs?: number;
   /** Told about errors of idle connections (the server went away); they are then discarded. */
   onIdleError?: (error: Error) => void;
-  /** The migrations' directory; default the package's (tests give others). */
-  migrationsDir?: string;
 }
 
 /** Distinct pages shared at once (coalesce.ts); beyond that a page query is not shared. */
@@ -92,7 +90,8 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
     const client = await pool.connect().catch((error: unknown) => Promise.reject(classify(error)));
     try {
       await client.query('SET statement_timeout = 0');
-      await migratePostgres(client, readMigrations(options.migrationsDir ?? migrationsDir('postgres')));
+      const applied = await migratePostgres(client, readMigrations(options.migrationsDir ?? migrationsDir('postgres')));
+      options.onMigrated?.(applied);
       await client.query('RESET statement_timeout');
       client.release();
     } catch (error) {

@@ -4,17 +4,15 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Worker } from 'node:worker_threads';
 import { migrateSqlite } from './migrate-sqlite.js';
-import { migrationsDir, readMigrations } from './migrations.js';
+import { migrationsDir, readMigrations, type MigrationOptions } from './migrations.js';
 import { PageCache } from './page-cache.js';
 import { classifySqlite, SqliteWriterThread } from './sqlite-writer-thread.js';
 import type { NewUser, User, UserPage, UserStore } from './user-store.js';
 import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
-export interface SqliteStoreOptions extends BatchOptions {
+export interface SqliteStoreOptions extends BatchOptions, MigrationOptions {
   /** Told of each writer thread as it starts (tests end one to see the store survive it). */
   onWriterStart?: (worker: Worker) => void;
-  /** The migrations' directory; default the package's (tests give others). */
-  migrationsDir?: string;
 }
 
 /** The file's name inside DATA_DIR, as the original's `sqlite:///app.db`. */
@@ -56,7 +54,8 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
   // Migrated here, before the first read is prepared and the writer thread opens the file; that thread
   // does every later write.
   try {
-    migrateSqlite(db, readMigrations(options.migrationsDir ?? migrationsDir('sqlite')));
+    const applied = migrateSqlite(db, readMigrations(options.migrationsDir ?? migrationsDir('sqlite')));
+    options.onMigrated?.(applied);
   } catch (error) {
     db.close();
     throw error;

@@ -19,6 +19,9 @@ export async function startUserStore(config: StoreConfig, logger: Logger): Promi
   if (usesDevelopmentPassword(config)) logger.warn(DEVELOPMENT_PASSWORD_WARNING);
   const { store, location } = openUserStore(config, {
     onIdleError: (error) => logger.warn({ err: error }, 'database connection lost; it will be replaced'),
+    onMigrated: (applied) => {
+      if (applied.length > 0) logger.info({ migrations: applied }, `migrations applied: ${applied.join(', ')}`);
+    },
   });
   try {
     await store.init();
