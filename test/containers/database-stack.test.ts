@@ -41,6 +41,24 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
     expect(await stack.url('db', 5432)).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
+  it('runs migrate (node dist/migrate.js of the same image) to its successful end before web starts', async () => {
+    const migrate = (await stack.run(['ps', '--all', '-q', 'migrate'])).split('\n')[0] ?? '';
+    const state = JSON.parse(await docker(['inspect', '--format', '{{json .State}}', migrate])) as {
+      Status: string;
+      ExitCode: number;
+      FinishedAt: string;
+    };
+    expect(state).toMatchObject({ Status: 'exited', ExitCode: 0 });
+    const web = await startAndHealthy(await stack.container('web'));
+    expect(web.started).toBeGreaterThanOrEqual(Date.parse(state.FinishedAt));
+    const migrations = 'migrations applied: 0001_users, 0002_email_key';
+    expect(await stack.run(['logs', '--no-color', 'migrate'])).toContain(
+      `database: users stored in PostgreSQL at db:5432/flaskapp: ${migrations}`,
+    );
+    // web found nothing left to apply.
+    expect(await stack.run(['logs', '--no-color', 'web'])).not.toContain('migrations applied');
+  });
+
   describe('variant B on its published port', () => {
     databaseContract(() => url);
     commonContract(() => url);
