@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { services, startedLine } from '@sample-services/manifest';
-import { DEVELOPMENT_PASSWORD_WARNING } from '@sample-services/users';
+import { DEVELOPMENT_PASSWORD_WARNING, SAMPLE_USERS } from '@sample-services/users';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@sample-services/testing/contract/common';
 import { databaseContract } from '@sample-services/testing/contract/database';
@@ -57,6 +57,15 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
     );
     // web found nothing left to apply.
     expect(await stack.run(['logs', '--no-color', 'web'])).not.toContain('migrations applied');
+  });
+
+  it('runs seed on request (its profile): the sample users once, however often it runs', async () => {
+    const seed = (): Promise<string> => stack.run(['run', '--rm', '-T', 'seed']);
+    const where = 'database: users stored in PostgreSQL at db:5432/flaskapp';
+    expect(await seed()).toContain(`${where}: ${SAMPLE_USERS.length} sample users added, 0 already there`);
+    const { users } = await fetchUserList(url);
+    expect(await seed()).toContain(`${where}: 0 sample users added, ${SAMPLE_USERS.length} already there`);
+    expect((await fetchUserList(url)).users).toEqual(users);
   });
 
   describe('variant B on its published port', () => {
