@@ -28,7 +28,7 @@ ARG SERVICE PORT
 RUN node_modules/.bin/tsc -b "services/$SERVICE" packages/telemetry \
  && port=$(node -p "require('./services/$SERVICE/dist/service.js').service.port") && { [ "$port" = "$PORT" ] \
     || { echo "SERVICE=$SERVICE listens on $port (its src/service.ts): build with --build-arg PORT=$port" >&2; exit 1; }; } \
- && mkdir /dist && find packages services -path '*/dist/*' -name '*.js' -exec cp --parents -t /dist {} +
+ && mkdir /dist && find packages services \( -path '*/dist/*' -name '*.js' -o -path '*/migrations/*' -name '*.sql' \) -exec cp --parents -t /dist {} +
 
 # ---- dependencies: exactly the packages that the service and the preload load, at the lockfile's versions ----
 FROM --platform=$BUILDPLATFORM node:24-bookworm-slim AS dependencies

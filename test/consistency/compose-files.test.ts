@@ -24,10 +24,13 @@ const portOf = (stack: StackName, as: string): number => {
 /** The image a member runs: ours as the compose files tag it, or the one compose runs instead. */
 const imageOfMember = (member: StackMember): string => member.composeImage ?? imageOf(member.service, '${TAG:-latest}');
 
-/** What a compose file and a swarm file of a stack both hold: the members, their images, ports and links. */
-function checkMembers(stack: StackName, file: Record<string, ComposeService>): void {
+/**
+ * What a compose file and a swarm file of a stack both hold: the members, their images, ports and links;
+ * the compose file also its one-shot commands (`commands`), which Swarm does without.
+ */
+function checkMembers(stack: StackName, file: Record<string, ComposeService>, commands: readonly string[]): void {
   const composeOnly: readonly string[] = stacks[stack].composeOnly;
-  expect(Object.keys(file).sort()).toEqual([...membersOf(stack).map((m) => m.as), ...composeOnly].sort());
+  expect(Object.keys(file).sort()).toEqual([...membersOf(stack).map((m) => m.as), ...composeOnly, ...commands].sort());
   // A host port moves with <NAME>_PORT (the container tests set them all) and defaults to the container's;
   // what compose adds (PostgreSQL) to the container's on loopback only.
   for (const [as, service] of Object.entries(file)) {
@@ -52,7 +55,7 @@ describe.each(stackNames)('deploy/compose/compose.%s.yml agrees with the manifes
   const file = composeServices(`deploy/compose/compose.${stack}.yml`);
 
   it("has exactly the stack's members and what compose adds; images, published ports and links", () => {
-    checkMembers(stack, file);
+    checkMembers(stack, file, [...stacks[stack].commands, ...stacks[stack].profiles]);
   });
 
   it('builds each of our images from the Dockerfile with SERVICE and its port (for EXPOSE), and publishes every member', () => {
@@ -69,7 +72,7 @@ describe.each(stackNames)('deploy/compose/compose.%s.yml agrees with the manifes
     const members = membersOf(stack);
     members.forEach((member, i) => {
       const dependencies = dependenciesOf(file[member.as] ?? {});
-      const allowed = [...members.slice(0, i).map((m) => m.as), ...stacks[stack].composeOnly];
+      const allowed = [...members.slice(0, i).map((m) => m.as), ...stacks[stack].composeOnly, ...stacks[stack].commands];
       expect(
         dependencies.filter((d) => !allowed.includes(d)),
         `${member.as}: depends on a later member`,
@@ -81,19 +84,42 @@ describe.each(stackNames)('deploy/compose/compose.%s.yml agrees with the manifes
 
 describe.each(stackNames)('deploy/compose/compose.%s.yml takes what the stacks share from shared.yml', (stack) => {
   // The tests here read each service as compose renders it, `extends` resolved (support/compose.ts).
-  it('each of our services extends its node-service, nginx and PostgreSQL its every-service', () => {
+  it('each of our services extends its node-service, each command its node-command, nginx and PostgreSQL its every-service', () => {
     const path = `deploy/compose/compose.${stack}.yml`;
     const ours = new Set(
       membersOf(stack)
         .filter((m) => m.composeImage === undefined)
         .map((m) => m.as),
     );
-    const wanted = Object.keys(extendsOf(path)).map((as) => [
-      as,
-      { file: 'shared.yml', service: ours.has(as) ? 'node-service' : 'every-service' },
-    ]);
+    const commands: readonly string[] = [...stacks[stack].commands, ...stacks[stack].profiles];
+    const baseOf = (as: string): string => (ours.has(as) ? 'node-service' : commands.includes(as) ? 'node-command' : 'every-service');
+    const wanted = Object.keys(extendsOf(path)).map((as) => [as, { file: 'shared.yml', service: baseOf(as) }]);
     expect(extendsOf(path)).toEqual(Object.fromEntries(wanted));
   });
+});
+
+// The stacks on PostgreSQL: the others have no one-shot command.
+const withCommands = stackNames.filter((stack) => stacks[stack].commands.length + stacks[stack].profiles.length > 0);
+
+describe.each(withCommands)("deploy/compose/compose.%s.yml runs its one-shot commands from its first member's image", (stack) => {
+  const file = composeServices(`deploy/compose/compose.${stack}.yml`);
+  const first = file[membersOf(stack)[0]?.as ?? ''] ?? {};
+  const { commands, profiles } = stacks[stack];
+
+  it.each([...commands, ...profiles])(
+    '%s: node dist/%s.js, where the users are; after migrate, and only on request when a profile',
+    (command) => {
+      const service = file[command] as ComposeService & { command?: string[]; profiles?: string[] };
+      expect(service.image).toBe(first.image);
+      expect(service.build).toEqual(first.build);
+      expect(service.command).toEqual(['node', `dist/${command}.js`]);
+      const { DATABASE_URL: url, DATABASE_PASSWORD_FILE: password } = environmentOf(first);
+      expect(environmentOf(service)).toEqual({ DATABASE_URL: url, DATABASE_PASSWORD_FILE: password });
+      const onRequest = (profiles as readonly string[]).includes(command);
+      expect(service.profiles).toEqual(onRequest ? [command] : undefined);
+      expect(dependenciesOf(service)).toEqual(onRequest ? ['migrate'] : ['db']);
+    },
+  );
 });
 
 describe('deploy/compose/dev.yml', () => {
@@ -141,8 +167,8 @@ describe.each(swarmStacks)('deploy/swarm/compose.%s.yml agrees with the manifest
   const compose = composeServices(`deploy/compose/compose.${stack}.yml`) as Record<string, SwarmService>;
   const ours = membersOf(stack).filter((m) => m.composeImage === undefined);
 
-  it("has exactly the stack's members and what compose adds; images, published ports and links", () => {
-    checkMembers(stack, swarm);
+  it("has exactly the stack's members and what compose adds but its one-shot commands; images, published ports and links", () => {
+    checkMembers(stack, swarm, []);
   });
 
   it('publishes in host mode only (no routing mesh: it needs IPVS) and uses no depends_on (swarm ignores it)', () => {

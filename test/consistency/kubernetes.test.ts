@@ -596,7 +596,9 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     expect(names('Deployment').sort()).toEqual(members.map((m) => m.as).sort());
     expect(names('StatefulSet')).toEqual(withDb ? ['db'] : []);
     expect(names('Service').sort()).toEqual([...members.map((m) => m.as), ...(withDb ? ['db'] : [])].sort());
-    expect(Object.keys(compose).sort()).toEqual([...members.map((m) => m.as), ...stacks[stack].composeOnly].sort());
+    expect(Object.keys(compose).sort()).toEqual(
+      [...members.map((m) => m.as), ...stacks[stack].composeOnly, ...stacks[stack].commands, ...stacks[stack].profiles].sort(),
+    );
   });
 
   it.each(members)("runs $as from the manifest's image on the manifest's port, behind a Service on that port", (member) => {
@@ -658,6 +660,28 @@ describe.skipIf(skipOverlays).each(overlays)('deploy/kubernetes/overlays/%s', (o
     expect(dbPassword?.secretName).toBe(dbSecret);
     expect(secretFileOf(workload, passwordFile)).toMatchObject({ secretName: dbSecret, key: dbPassword?.key });
   });
+
+  it.each(members)(
+    "migrates the schema before $as starts when it uses PostgreSQL: compose's migrate, as an init container like $as's own",
+    (member) => {
+      const workload = deployment(member.as);
+      const container = containerOf(workload);
+      const env = envOf(container);
+      const usesDb = env.DATABASE_URL !== undefined || env.DATABASE_URL_FILE !== undefined;
+      const inits = podSpecOf(workload).initContainers ?? [];
+      expect(inits.map((init) => init.name)).toEqual(usesDb ? ['migrate'] : []);
+      if (!usesDb) return;
+      expect(stacks[stack].commands).toContain('migrate');
+      expect(inits[0]?.command).toEqual(['node', 'dist/migrate.js']);
+      // The container's image, the variables saying where the users are, mounts, hardening and limits.
+      const runs = (c: typeof container) => {
+        const { image, imagePullPolicy, env: variables, volumeMounts, securityContext, resources } = c;
+        const database = variables?.filter((variable) => /^(DATABASE|POSTGRES)_/.test(variable.name));
+        return { image, imagePullPolicy, database, volumeMounts, securityContext, resources };
+      };
+      expect(runs(inits[0] as typeof container)).toEqual(runs(container));
+    },
+  );
 
   it.each(members)('gives $as the OTEL_* variables of the optional ConfigMap opentelemetry (traces off without it)', (member) => {
     expect(containerOf(deployment(member.as)).envFrom).toEqual([{ configMapRef: { name: 'opentelemetry', optional: true } }]);

@@ -23,13 +23,13 @@ interface ServiceSpec {
 const databasePorts: Partial<Record<StackName, readonly number[]>> = { database: [5432] };
 
 /** What each file must declare with no variables set (spec 4.5, 8), from the manifest; the stacks' tests override host ports. */
-function expectedOf(stack: StackName): { volumes: string[]; services: Record<string, ServiceSpec> } {
+function expectedOf(stack: StackName): { volumes: string[]; services: Record<string, ServiceSpec>; commands: readonly string[] } {
   const members: readonly StackMember[] = stacks[stack].members;
   const composeOnly: readonly string[] = stacks[stack].composeOnly;
   const services: Record<string, ServiceSpec> = {};
   for (const m of members) services[m.as] = { ports: [manifest[m.service].port], ours: m.composeImage === undefined };
   for (const as of composeOnly) services[as] = { ports: databasePorts[stack] ?? [], ours: false };
-  return { volumes: composeOnly.length > 0 ? ['app-logs', 'postgres-data'] : ['app-logs'], services };
+  return { volumes: composeOnly.length > 0 ? ['app-logs', 'postgres-data'] : ['app-logs'], services, commands: stacks[stack].commands };
 }
 
 /** What `docker compose config --format json` renders of a file (Compose v2, normalised). */
@@ -40,6 +40,7 @@ interface Rendered {
 }
 interface RenderedService {
   image?: string;
+  command?: string[];
   environment?: Record<string, string | null>;
   networks?: Record<string, unknown>;
   restart?: string;
@@ -99,7 +100,7 @@ describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose
 
   it('validates with docker compose config, with its named volumes and bridge networks', async () => {
     const { rendered } = await config();
-    expect(Object.keys(rendered.services).sort()).toEqual(Object.keys(expected.services).sort());
+    expect(Object.keys(rendered.services).sort()).toEqual([...Object.keys(expected.services), ...expected.commands].sort());
     expect(Object.keys(rendered.volumes ?? {}).sort()).toEqual(expected.volumes);
     expect(rendered.networks?.['app-network']?.driver).toBe('bridge');
     if (expected.services.db !== undefined) expect(rendered.networks?.['db-network']?.driver).toBe('bridge');
@@ -152,15 +153,33 @@ describe.skipIf(stage.skipReason !== undefined).each(stackNames)('deploy/compose
     },
   );
 
-  it('starts each member once the one before it is healthy (nginx: started), the first once PostgreSQL is', async () => {
+  it('starts each member once the one before it is healthy (nginx: started), the first once PostgreSQL is and its commands ended well', async () => {
     const { rendered } = await config();
     members.forEach((member, i) => {
       const before = i === 0 ? stacks[file].composeOnly : [members[i - 1]?.as];
       // nginx resolves its upstream when it starts: it needs the container, not a passed probe.
       const condition = member.composeImage === undefined ? 'service_healthy' : 'service_started';
+      const commands = i === 0 ? expected.commands.map((on) => [on, { condition: 'service_completed_successfully', required: true }]) : [];
       const dependsOn = rendered.services[member.as]?.depends_on;
       if (before.length === 0) expect(dependsOn).toBeUndefined();
-      else expect(dependsOn).toEqual(Object.fromEntries(before.map((on) => [on, { condition, required: true }])));
+      else expect(dependsOn).toEqual(Object.fromEntries([...before.map((on) => [on, { condition, required: true }]), ...commands]));
     });
   });
+
+  it.runIf(expected.commands.length > 0).each(expected.commands)(
+    "%s: node dist/ of that name from the first member's image once PostgreSQL is healthy, on db-network only, run once, no health check, no port",
+    async (command) => {
+      const rendered = (await config()).rendered.services[command];
+      const first = (await config()).rendered.services[members[0]?.as ?? ''];
+      expect(rendered?.image).toBe(first?.image);
+      expect(rendered?.command).toEqual(['node', `dist/${command}.js`]);
+      expect(rendered?.environment).toEqual(expect.objectContaining({ DATABASE_URL: first?.environment?.DATABASE_URL }));
+      expect(Object.keys(rendered?.networks ?? {})).toEqual(['db-network']);
+      expect(rendered?.restart).toBe('no');
+      expect(rendered?.ports ?? []).toEqual([]);
+      // Compose keeps node-service's settings beside it, and runs none of them.
+      expect(rendered?.healthcheck).toMatchObject({ disable: true });
+      expect(rendered?.depends_on).toEqual({ db: { condition: 'service_healthy', required: true } });
+    },
+  );
 });

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { services, startedLine } from '@sample-services/manifest';
-import { DEVELOPMENT_PASSWORD_WARNING } from '@sample-services/users';
+import { DEVELOPMENT_PASSWORD_WARNING, SAMPLE_USERS } from '@sample-services/users';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { commonContract } from '@sample-services/testing/contract/common';
 import { databaseContract } from '@sample-services/testing/contract/database';
@@ -39,6 +39,33 @@ describe.skipIf(stage.skipReason !== undefined)('database stack (deploy/compose/
     expect(web.started).toBeGreaterThanOrEqual(db.firstHealthy ?? Infinity);
     expect((web.firstHealthy ?? Infinity) - web.started).toBeLessThan(healthyWithinMs);
     expect(await stack.url('db', 5432)).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it('runs migrate (node dist/migrate.js of the same image) to its successful end before web starts', async () => {
+    const migrate = (await stack.run(['ps', '--all', '-q', 'migrate'])).split('\n')[0] ?? '';
+    const state = JSON.parse(await docker(['inspect', '--format', '{{json .State}}', migrate])) as {
+      Status: string;
+      ExitCode: number;
+      FinishedAt: string;
+    };
+    expect(state).toMatchObject({ Status: 'exited', ExitCode: 0 });
+    const web = await startAndHealthy(await stack.container('web'));
+    expect(web.started).toBeGreaterThanOrEqual(Date.parse(state.FinishedAt));
+    const migrations = 'migrations applied: 0001_users, 0002_email_key';
+    expect(await stack.run(['logs', '--no-color', 'migrate'])).toContain(
+      `database: users stored in PostgreSQL at db:5432/flaskapp: ${migrations}`,
+    );
+    // web found nothing left to apply.
+    expect(await stack.run(['logs', '--no-color', 'web'])).not.toContain('migrations applied');
+  });
+
+  it('runs seed on request (its profile): the sample users once, however often it runs', async () => {
+    const seed = (): Promise<string> => stack.run(['run', '--rm', '-T', 'seed']);
+    const where = 'database: users stored in PostgreSQL at db:5432/flaskapp';
+    expect(await seed()).toContain(`${where}: ${SAMPLE_USERS.length} sample users added, 0 already there`);
+    const { users } = await fetchUserList(url);
+    expect(await seed()).toContain(`${where}: 0 sample users added, ${SAMPLE_USERS.length} already there`);
+    expect((await fetchUserList(url)).users).toEqual(users);
   });
 
   describe('variant B on its published port', () => {

@@ -14,7 +14,7 @@ export type { ReadyCheck, ReadyOptions } from './ready.js';
 export { errorAnswer } from './schemas.js';
 export { answerError, createServer, sendUnchecked } from './server.js';
 export type { App, ServerOptions } from './server.js';
-export { runService } from './run-service.js';
+export { runService, StartError } from './run-service.js';
 export type { BuiltService, ServiceDefinition } from './run-service.js';
 export { requestIdHeader } from './request-id.js';
 export { countRequests, metricsContentType, metricsOf, metricsRoute, metricsText, processRegistry, shareMetrics } from './metrics.js';

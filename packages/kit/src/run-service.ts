@@ -25,12 +25,21 @@ function fail(name: string, message: string): never {
 /** How long in-flight requests may take to finish after SIGTERM before we give up. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** Runs `step`, a ConfigError ending the process with one line. */
+/**
+ * A start-up failure the operator must act on, its message saying what (a failed schema migration):
+ * the service prints it as one line and exits 1 instead of starting.
+ */
+export class StartError extends Error {
+  override name = 'StartError';
+}
+
+/** Runs `step`, a ConfigError or a StartError ending the process with one line. */
 async function configured<T>(name: string, step: () => T | Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
     if (error instanceof ConfigError) fail(name, `invalid configuration: ${error.message}`);
+    if (error instanceof StartError) fail(name, error.message);
     throw error;
   }
 }

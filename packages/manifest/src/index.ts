@@ -62,6 +62,13 @@ export interface Stack {
   readonly members: readonly StackMember[];
   /** What compose adds that runs without containers from elsewhere (PostgreSQL; SQLite locally). */
   readonly composeOnly: readonly string[];
+  /**
+   * One-shot commands the compose file runs from a member's image (`node dist/<name>.js`), not in the
+   * Swarm file: migrate, which the member waits for (it applies the migrations at start as well).
+   */
+  readonly commands: readonly string[];
+  /** One-shot commands like those, run only on request: each behind the compose profile of its name (seed). */
+  readonly profiles: readonly string[];
 }
 
 export const stacks = {
@@ -71,10 +78,14 @@ export const stacks = {
       { as: 'proxy', service: 'proxy', links: { UPSTREAM_URL: 'web' }, composeImage: 'nginx:1.30' },
     ],
     composeOnly: [],
+    commands: [],
+    profiles: [],
   },
   database: {
     members: [{ as: 'web', service: 'database' }],
     composeOnly: ['db'],
+    commands: ['migrate'],
+    profiles: ['seed'],
   },
   'two-tier': {
     members: [
@@ -82,6 +93,8 @@ export const stacks = {
       { as: 'frontend', service: 'frontend', links: { BACKEND_URL: 'backend' } },
     ],
     composeOnly: ['db'],
+    commands: ['migrate'],
+    profiles: ['seed'],
   },
 } as const satisfies Record<string, Stack>;
 

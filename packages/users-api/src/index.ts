@@ -2,6 +2,7 @@
  * The users' HTTP contract without the stores: what a service that forwards the list (the
  * frontend) needs, importable without loading the PostgreSQL and SQLite drivers.
  */
+export { emailKey } from './email-key.js';
 export { nextPageLink } from './next-page-link.js';
 export { EMAIL_DOMAIN_MESSAGE, EMAIL_FORM_MESSAGE, EMAIL_LOCAL_MESSAGE, REQUIRED_MESSAGE, userRequestChecks } from './request-checks.js';
 export {

@@ -8,6 +8,9 @@ export { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUs
 export { ListQuery, NewUserBody, REQUIRED_MESSAGE, User, UserList } from '@sample-services/users-api';
 export { MAX_STREAM_BATCH, MIN_STREAM_BATCH, STREAM_BATCH, streamList } from './list-stream.js';
 export { DEVELOPMENT_PASSWORD_WARNING, startUserStore } from './start-store.js';
+export { runMigrateCommand } from './migrate-command.js';
+export { runSeedCommand, SAMPLE_USERS } from './seed-command.js';
+export { MigrationError } from './migrations.js';
 export { meterStore } from './store-metrics.js';
 export { DatabaseUnavailableError, DuplicateEmailError } from './user-store.js';
 export { MAX_PAGE_SIZE } from './user-store.js';

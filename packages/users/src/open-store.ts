@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError, readInt, readOptionalUrl, readString, type Env } from '@sample-services/kit';
+import { MigrationError } from './migrations.js';
 import { createPostgresStore, DEFAULT_POOL_SIZE, type PostgresStoreOptions } from './postgres-store.js';
 import { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';
 import type { UserStore } from './user-store.js';
@@ -105,6 +106,7 @@ function readSecretFile(variable: string, path: string): string {
  * An unusable DATA_DIR is a ConfigError, reported at start-up.
  */
 export function openUserStore(config: StoreConfig, options: PostgresStoreOptions = {}): { store: UserStore; location: string } {
+  const { migrationsDir, onMigrated } = options;
   if (config.databaseUrl !== undefined) {
     const url = config.databaseUrl;
     return {
@@ -114,8 +116,9 @@ export function openUserStore(config: StoreConfig, options: PostgresStoreOptions
   }
   const location = `SQLite file ${join(config.dataDir, SQLITE_FILE)}`;
   try {
-    return { store: createSqliteStore(config.dataDir), location };
+    return { store: createSqliteStore(config.dataDir, { migrationsDir, onMigrated }), location };
   } catch (error) {
+    if (error instanceof MigrationError) throw error;
     // Typically a directory that is not writable: a start-up problem the operator must fix.
     throw new ConfigError(`DATA_DIR: cannot open the ${location}: ${(error as Error).message}`);
   }

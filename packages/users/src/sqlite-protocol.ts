@@ -6,7 +6,7 @@ import type { NewUser, User } from './user-store.js';
 
 /** What the writer is started with. */
 export interface WriterData {
-  /** The database file, already created with its table by the store. */
+  /** The database file, already migrated by the store. */
   file: string;
 }
 
@@ -16,7 +16,13 @@ export interface WriterError {
   code: string | undefined;
 }
 
-export type WriterRequest = { kind: 'write'; id: number; users: NewUser[] } | { kind: 'ping'; id: number } | { kind: 'close'; id: number };
+/** A user to insert with the key its e-mail is unique by (emailKey of @sample-services/users-api, computed by the store). */
+export interface KeyedUser extends NewUser {
+  emailKey: string;
+}
+
+export type WriterRequest =
+  { kind: 'write'; id: number; users: KeyedUser[] } | { kind: 'ping'; id: number } | { kind: 'close'; id: number };
 
 /** One user of a written batch: stored, its email already taken, or its own statement failed. */
 export type RowOutcome = { user: User } | { duplicate: true } | { error: WriterError };

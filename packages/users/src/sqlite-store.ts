@@ -3,27 +3,20 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Worker } from 'node:worker_threads';
+import { migrateSqlite } from './migrate-sqlite.js';
+import { migrationsDir, readMigrations, type MigrationOptions } from './migrations.js';
 import { PageCache } from './page-cache.js';
 import { classifySqlite, SqliteWriterThread } from './sqlite-writer-thread.js';
 import type { NewUser, User, UserPage, UserStore } from './user-store.js';
 import { WriteBatcher, type BatchOptions } from './write-batcher.js';
 
-export interface SqliteStoreOptions extends BatchOptions {
+export interface SqliteStoreOptions extends BatchOptions, MigrationOptions {
   /** Told of each writer thread as it starts (tests end one to see the store survive it). */
   onWriterStart?: (worker: Worker) => void;
 }
 
 /** The file's name inside DATA_DIR, as the original's `sqlite:///app.db`. */
 export const SQLITE_FILE = 'app.db';
-
-// SQLite has no timestamp type: created_at is ISO 8601 text in UTC, written by SQLite itself in
-// the same form the PostgreSQL adapter returns. The CHECKs hold the limits PostgreSQL's varchar holds.
-const createTable = `CREATE TABLE IF NOT EXISTS users (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  name TEXT NOT NULL CHECK (length(name) <= 100),
-  email TEXT NOT NULL UNIQUE CHECK (length(email) <= 120),
-  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-)`;
 
 /** Most JSON text the page cache holds: a few pages of users, never a whole large table. */
 const PAGE_CACHE_BYTES = 4 * 1024 * 1024;
@@ -51,14 +44,22 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, SQLITE_FILE);
   const db = new Database(file);
-  db.pragma('journal_mode = WAL');
+  // The wait first: processes opening a new file together each switch it to WAL.
   db.pragma('busy_timeout = 2000');
+  db.pragma('journal_mode = WAL');
   // FULL, here and in the writer: each commit syncs the WAL before it returns, so a 201 is on disk
   // as PostgreSQL's default (synchronous_commit=on) promises; NORMAL syncs only at checkpoints, so a
   // power loss could take back users already answered 201.
   db.pragma('synchronous = FULL');
-  // Created here, before the first read is prepared; the writer thread does every later write.
-  db.exec(createTable);
+  // Migrated here, before the first read is prepared and the writer thread opens the file; that thread
+  // does every later write.
+  try {
+    const applied = migrateSqlite(db, readMigrations(options.migrationsDir ?? migrationsDir('sqlite')));
+    options.onMigrated?.(applied);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   // json_object writes what JSON.stringify writes for these columns; one row per page.
   const page = db.prepare<[number, number], { json: string | null; last_id: number | null }>(
     `SELECT group_concat(json_object('id', id, 'name', name, 'email', email, 'created_at', created_at), ',' ORDER BY id) AS json,
@@ -95,7 +96,7 @@ export function createSqliteStore(dataDir: string, options: SqliteStoreOptions =
   const creates = new WriteBatcher<NewUser, User>((users) => writer.write(users), options);
 
   return {
-    // The table is created when the file is opened above; nothing can be pending here.
+    // The file is migrated when it is opened above; nothing can be pending here.
     init: () => Promise.resolve(),
     page: (from: number, limit: number) =>
       run(() => {

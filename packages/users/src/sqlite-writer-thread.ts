@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
+import { emailKey } from '@sample-services/users-api';
 import type { WriterData, WriterError, WriterReply, WriterRequest } from './sqlite-protocol.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User } from './user-store.js';
 import { withTimeout } from './with-timeout.js';
@@ -46,7 +47,7 @@ export class SqliteWriterThread {
 
   /** One outcome per user, in order; rejects (unavailable, or the error of a failed COMMIT) to fail them all. */
   async write(users: NewUser[]): Promise<PromiseSettledResult<User>[]> {
-    const reply = await this.call({ kind: 'write', users });
+    const reply = await this.call({ kind: 'write', users: users.map((user) => ({ ...user, emailKey: emailKey(user.email) })) });
     if (reply.kind === 'failed') throw rebuilt(reply.error);
     if (reply.kind !== 'written' || reply.rows.length !== users.length)
       throw new Error(`the SQLite writer answered ${reply.kind} to a write`);

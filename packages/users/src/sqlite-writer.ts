@@ -6,8 +6,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import type { NewUser, User } from './user-store.js';
-import type { RowOutcome, WriterData, WriterError, WriterReply, WriterRequest } from './sqlite-protocol.js';
+import type { User } from './user-store.js';
+import type { KeyedUser, RowOutcome, WriterData, WriterError, WriterReply, WriterRequest } from './sqlite-protocol.js';
 
 const port = parentPort;
 if (port === null) throw new Error('sqlite-writer.js runs as a worker thread of a SQLite store');
@@ -19,8 +19,9 @@ db.pragma('busy_timeout = 2000');
 // FULL: COMMIT returns once the WAL is synced, so every answer posted below is for durable rows.
 db.pragma('synchronous = FULL');
 
-const insert = db.prepare<[string, string], User>(
-  'INSERT INTO users (name, email) VALUES (?, ?) ON CONFLICT (email) DO NOTHING RETURNING id, name, email, created_at',
+// Any unique index decides that the e-mail is taken: since 0002, the one on email_key.
+const insert = db.prepare<[string, string, string], User>(
+  'INSERT INTO users (name, email, email_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id, name, email, created_at',
 );
 const probe = db.prepare<[], number>('SELECT 1').pluck();
 
@@ -31,10 +32,10 @@ const asWriterError = (error: unknown): WriterError => {
 
 // A failing row (a CHECK) is that row's failure only; an error after which SQLite rolled the
 // transaction back (a full disk, an I/O error) fails the batch, as does a failed COMMIT.
-const writeBatch = db.transaction((users: NewUser[]): RowOutcome[] =>
+const writeBatch = db.transaction((users: KeyedUser[]): RowOutcome[] =>
   users.map((user) => {
     try {
-      const stored = insert.get(user.name, user.email);
+      const stored = insert.get(user.name, user.email, user.emailKey);
       return stored === undefined ? { duplicate: true } : { user: stored };
     } catch (error) {
       if (!db.inTransaction) throw error;

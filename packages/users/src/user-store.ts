@@ -72,7 +72,7 @@ export class DatabaseUnavailableError extends Error {
  * succeeded yet, so a database that was down at start-up is set up once it comes back.
  */
 export interface UserStore {
-  /** Creates the table when absent; safe when several instances do it at once. */
+  /** Applies the pending migrations (packages/users/migrations); safe when several instances do it at once. */
   init(): Promise<void>;
   /**
    * The users with an id above `after`, ordered by id, at most `limit` of them, as JSON text

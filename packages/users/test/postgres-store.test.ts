@@ -54,7 +54,8 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
 
   it('treats a broken query as a bug, not as the database being unavailable', async () => {
     const url = await postgres!.createDatabase();
-    await sql(url, 'CREATE TABLE users (id integer PRIMARY KEY)'); // a table of the same name without our columns
+    // A table of the same name without most of our columns (with the one the migrations index).
+    await sql(url, 'CREATE TABLE users (id integer PRIMARY KEY, email text)');
     const store = createPostgresStore(url);
     try {
       const error: unknown = await listAll(store).catch((e: unknown) => e);
@@ -124,7 +125,8 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
 
   it('rejects a COPY batch the server refuses, and serves on without the connection it ran on', async () => {
     const url = await postgres!.createDatabase();
-    await sql(url, 'CREATE TABLE users (id integer PRIMARY KEY)'); // a table of the same name without our columns
+    // A table of the same name without most of our columns (with the one the migrations index).
+    await sql(url, 'CREATE TABLE users (id integer PRIMARY KEY, email text)');
     const store = createPostgresStore(url);
     try {
       const error: unknown = await store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);

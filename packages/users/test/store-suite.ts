@@ -77,6 +77,24 @@ export function storeSuite(open: (options?: BatchOptions) => Promise<UserStore>,
         expect(await listAll(store)).toEqual([first]);
       }));
 
+    it('takes an email as taken when it differs only in case or Unicode normalization, and keeps emails as given', () =>
+      withStore(async (store) => {
+        const alice = await store.create({ name: 'Alice', email: 'Alice@Example.com' });
+        await expect(store.create({ name: 'Upper', email: 'ALICE@example.com' })).rejects.toBeInstanceOf(DuplicateEmailError);
+        const jose = await store.create({ name: 'José', email: 'jos\u00e9@example.com' });
+        await expect(store.create({ name: 'Decomposed', email: 'jose\u0301@example.com' })).rejects.toBeInstanceOf(DuplicateEmailError);
+        await expect(store.create({ name: 'Both', email: 'JOSE\u0301@EXAMPLE.COM' })).rejects.toBeInstanceOf(DuplicateEmailError);
+        // Within one batch too: the first of the look-alikes is stored.
+        const together = await Promise.allSettled([
+          store.create({ name: 'Bob', email: 'bob@example.com' }),
+          store.create({ name: 'BOB', email: 'BOB@example.com' }),
+        ]);
+        expect(together.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
+        const bob = (together[0] as PromiseFulfilledResult<User>).value;
+        expect(await listAll(store)).toEqual([alice, jose, bob]);
+        expect(jose.email).toBe('jos\u00e9@example.com');
+      }));
+
     it('lets exactly one of 50 simultaneous creates of one email succeed', () =>
       withStore(async (store) => {
         const results = await Promise.allSettled(

@@ -144,6 +144,23 @@ export function databaseContract(baseUrl: () => string, expected: DatabaseExpect
     expect(users.filter((u) => u.email === email).map((u) => u.name)).toEqual(['First']);
   });
 
+  it('an email that differs only in case or Unicode normalization answers 409, and emails are kept as given', async () => {
+    const alice = uniqueEmail('alice');
+    expect((await post(baseUrl(), { name: 'Alice', email: alice })).status).toBe(201);
+    await expectError(await post(baseUrl(), { name: 'Upper', email: alice.toUpperCase() }), 409, 'A user with this email already exists');
+    // josé with é as one code point (NFC), then as e and a combining acute accent (NFD).
+    const jose = uniqueEmail('jos\u00e9');
+    expect((await post(baseUrl(), { name: 'José', email: jose })).status).toBe(201);
+    const decomposed = jose.normalize('NFD');
+    expect(decomposed).not.toBe(jose);
+    await expectError(await post(baseUrl(), { name: 'Decomposed', email: decomposed }), 409, 'A user with this email already exists');
+    const { users } = await fetchUserList(baseUrl());
+    expect(users.filter((u) => [alice, jose].includes(u.email.normalize('NFC').toLowerCase())).map((u) => [u.name, u.email])).toEqual([
+      ['Alice', alice],
+      ['José', jose],
+    ]);
+  });
+
   it('50 simultaneous creates of one email give exactly one 201 and 49 409s', async () => {
     const email = uniqueEmail('race');
     const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => post(baseUrl(), { name: `Racer ${i}`, email })));
