@@ -17,18 +17,18 @@ RUN find packages services -mindepth 2 -maxdepth 2 ! -name package.json -exec rm
  && test -f "services/$SERVICE/package.json" \
  || { echo "unknown SERVICE=$SERVICE; one of $(ls services | paste -sd, | sed 's/,/, /g')" >&2; exit 1; }
 
-# ---- build: every workspace's dependencies (tsc among them), then the service, its packages and the preload compiled ----
+# ---- build: every workspace's dependencies (tsc among them), then (from the sources .dockerignore lets in) the service, its packages with their migrations and the preload compiled ----
 FROM --platform=$BUILDPLATFORM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY --from=manifests /app/ ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-# The sources: what .dockerignore lets into the context.
 COPY . .
 ARG SERVICE PORT
 RUN node_modules/.bin/tsc -b "services/$SERVICE" packages/telemetry \
  && port=$(node -p "require('./services/$SERVICE/dist/service.js').service.port") && { [ "$port" = "$PORT" ] \
     || { echo "SERVICE=$SERVICE listens on $port (its src/service.ts): build with --build-arg PORT=$port" >&2; exit 1; }; } \
- && mkdir /dist && find packages services \( -path '*/dist/*' -name '*.js' -o -path '*/migrations/*' -name '*.sql' \) -exec cp --parents -t /dist {} +
+ && mkdir /dist && find packages services -path '*/dist/*' -name '*.js' -exec cp --parents -t /dist {} + \
+ && for built in packages/*/dist/; do ! [ -d "${built%dist/}migrations" ] || cp -r --parents -t /dist "${built%dist/}migrations"; done
 
 # ---- dependencies: exactly the packages that the service and the preload load, at the lockfile's versions ----
 FROM --platform=$BUILDPLATFORM node:24-bookworm-slim AS dependencies

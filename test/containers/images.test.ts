@@ -95,7 +95,10 @@ describe.skipIf(stage.skipReason !== undefined).each(services)('image of $servic
     const runtime = runtimeOf(service);
     for (const driver of ['better-sqlite3', 'pg']) expect(modules.includes(driver)).toBe(runtime.packages.has(driver));
     expect(files).toContain(`/app/services/${service}/dist/main.js`);
-    expect(files.filter((f) => !f.endsWith('.js') && !f.endsWith('package.json'))).toEqual([]);
+    // Besides compiled code, only a store's migrations, the SQL files it applies at start.
+    const migration = /^\/app\/packages\/[\w-]+\/migrations\/\w+\/\d{4}_\w+\.sql$/;
+    expect(files.filter((f) => !f.endsWith('.js') && !f.endsWith('package.json') && !migration.test(f))).toEqual([]);
+    expect(files.includes('/app/packages/users/migrations/postgres/0001_users.sql')).toBe(runtime.workspaces.includes('packages/users'));
     const workspaces = new Set(files.map((f) => f.split('/').slice(2, 4).join('/')));
     expect([...workspaces].sort()).toEqual(runtime.workspaces);
     // The service's own facts (src/service.ts), which it runs with and the health check reads its port from.
