@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyContract } from '@sample-services/testing/contract/proxy';
+import { httpsRedirectContract } from '@sample-services/testing/contract/https-redirect';
 import { proxyH2Contract } from '@sample-services/testing/contract/proxy-h2';
 import { startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@sample-services/testing/echo-upstream';
 import { freePort } from '@sample-services/testing/free-port';
@@ -47,25 +48,8 @@ describe('the TypeScript proxy with TLS_CERT_FILE and TLS_KEY_FILE, in front of 
     proxyH2Contract({ baseUrl: httpsUrl, upstream: () => upstream, trust: () => ({ ca: certs.ca }) });
   });
 
-  it('answers 308 to the same host and path on HTTPS on its plain port, the method kept by the client', async () => {
-    for (const method of ['GET', 'POST']) {
-      const res = await send(proxy.baseUrl, { method, path: '/users?page=2', headers: { host: 'Shop.Example:8080' } });
-      expect([res.status, res.headers.location]).toEqual([308, `https://shop.example:${tlsPort}/users?page=2`]);
-    }
-    expect(upstream.requests).toBeGreaterThan(0);
-  });
-
-  it('forwards the health paths on its plain port, as http, so that probes keep working', async () => {
-    for (const path of ['/health', '/ready?verbose']) {
-      const res = await send(proxy.baseUrl, { path });
-      expect(res.status).toBe(200);
-      const got = res.json() as EchoedRequest;
-      expect([got.url, got.headers['x-forwarded-proto']]).toEqual([path, 'http']);
-    }
-  });
-
-  it('sends no Strict-Transport-Security unless HSTS_MAX_AGE is set', async () => {
-    expect((await sendH2(httpsUrl(), { path: '/' }, { ca: certs.ca })).headers['strict-transport-security']).toBeUndefined();
+  describe('its plain port beside HTTPS', () => {
+    httpsRedirectContract({ plainUrl: () => proxy.baseUrl, httpsUrl, trust: () => ({ ca: certs.ca }) });
   });
 });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyContract } from '@sample-services/testing/contract/proxy';
+import { httpsRedirectContract } from '@sample-services/testing/contract/https-redirect';
 import { proxyH2Contract } from '@sample-services/testing/contract/proxy-h2';
-import { startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@sample-services/testing/echo-upstream';
+import { startEchoUpstream, type EchoUpstream } from '@sample-services/testing/echo-upstream';
 import { send, sendH2 } from '@sample-services/testing/http-request';
 import { makeLocalCertificates, type LocalCertificates } from '@sample-services/testing/local-cert';
 import { nginxInstalled, startNginx, type NginxProcess } from '@sample-services/testing/nginx';
@@ -51,25 +52,8 @@ suite('nginx with deploy/nginx/https.conf, in front of the echo upstream', () =>
     proxyH2Contract({ baseUrl: httpsUrl, upstream: () => upstream, trust: () => ({ ca: certs.ca }) });
   });
 
-  it('answers 308 to the same host and path on HTTPS on its plain port', async () => {
-    const port = new URL(httpsUrl()).port;
-    for (const method of ['GET', 'POST']) {
-      const res = await send(nginx.baseUrl, { method, path: '/users?page=2', headers: { host: 'Shop.Example:8080' } });
-      expect([res.status, res.headers.location]).toEqual([308, `https://shop.example:${port}/users?page=2`]);
-    }
-  });
-
-  it('forwards the health paths on its plain port, as http, so that probes keep working', async () => {
-    for (const path of ['/health', '/ready?verbose']) {
-      const res = await send(nginx.baseUrl, { path });
-      expect(res.status).toBe(200);
-      const got = res.json() as EchoedRequest;
-      expect([got.url, got.headers['x-forwarded-proto']]).toEqual([path, 'http']);
-    }
-  });
-
-  it('sends no Strict-Transport-Security unless HSTS_MAX_AGE is set', async () => {
-    expect((await sendH2(httpsUrl(), { path: '/' }, { ca: certs.ca })).headers['strict-transport-security']).toBeUndefined();
+  describe('its plain port beside HTTPS', () => {
+    httpsRedirectContract({ plainUrl: () => nginx.baseUrl, httpsUrl, trust: () => ({ ca: certs.ca }) });
   });
 });
 
