@@ -4,12 +4,18 @@ import { httpsRedirectContract } from '@sample-services/testing/contract/https-r
 import { proxyH2Contract } from '@sample-services/testing/contract/proxy-h2';
 import { startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@sample-services/testing/echo-upstream';
 import { freePort } from '@sample-services/testing/free-port';
-import { send, sendH2 } from '@sample-services/testing/http-request';
+import { send, sendH2, type Trust } from '@sample-services/testing/http-request';
 import { makeLocalCertificates, type LocalCertificates } from '@sample-services/testing/local-cert';
 import { runServiceToExit, startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 describe('the TypeScript proxy with TLS_CERT_FILE and TLS_KEY_FILE, in front of the echo upstream', () => {
   let certs: LocalCertificates;
+  // The contracts read the authority when each test runs, after beforeAll has made it.
+  const trust: Trust = {
+    get ca() {
+      return certs.ca;
+    },
+  };
   let upstream: EchoUpstream;
   let proxy: ServiceProcess;
   let tlsPort: number;
@@ -36,20 +42,16 @@ describe('the TypeScript proxy with TLS_CERT_FILE and TLS_KEY_FILE, in front of 
     proxyContract({
       baseUrl: httpsUrl,
       upstream: () => upstream,
-      trust: {
-        get ca() {
-          return certs.ca;
-        },
-      },
+      trust,
     });
   });
 
   describe('over HTTPS with HTTP/2', () => {
-    proxyH2Contract({ baseUrl: httpsUrl, upstream: () => upstream, trust: () => ({ ca: certs.ca }) });
+    proxyH2Contract({ baseUrl: httpsUrl, upstream: () => upstream, trust });
   });
 
   describe('its plain port beside HTTPS', () => {
-    httpsRedirectContract({ plainUrl: () => proxy.baseUrl, httpsUrl, trust: () => ({ ca: certs.ca }) });
+    httpsRedirectContract({ plainUrl: () => proxy.baseUrl, httpsUrl, trust });
   });
 });
 

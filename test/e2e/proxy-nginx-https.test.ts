@@ -3,7 +3,7 @@ import { proxyContract } from '@sample-services/testing/contract/proxy';
 import { httpsRedirectContract } from '@sample-services/testing/contract/https-redirect';
 import { proxyH2Contract } from '@sample-services/testing/contract/proxy-h2';
 import { startEchoUpstream, type EchoUpstream } from '@sample-services/testing/echo-upstream';
-import { send, sendH2 } from '@sample-services/testing/http-request';
+import { send, sendH2, type Trust } from '@sample-services/testing/http-request';
 import { makeLocalCertificates, type LocalCertificates } from '@sample-services/testing/local-cert';
 import { nginxInstalled, startNginx, type NginxProcess } from '@sample-services/testing/nginx';
 
@@ -16,6 +16,12 @@ const suite = available || process.env.CI === 'true' ? describe : describe.skip;
 
 suite('nginx with deploy/nginx/https.conf, in front of the echo upstream', () => {
   let certs: LocalCertificates;
+  // The contracts read the authority when each test runs, after beforeAll has made it.
+  const trust: Trust = {
+    get ca() {
+      return certs.ca;
+    },
+  };
   let upstream: EchoUpstream;
   let nginx: NginxProcess;
   const httpsUrl = (): string => nginx.httpsUrl ?? '';
@@ -40,20 +46,16 @@ suite('nginx with deploy/nginx/https.conf, in front of the echo upstream', () =>
       baseUrl: httpsUrl,
       upstream: () => upstream,
       upstreamKeepAlive: false,
-      trust: {
-        get ca() {
-          return certs.ca;
-        },
-      },
+      trust,
     });
   });
 
   describe('over HTTPS with HTTP/2', () => {
-    proxyH2Contract({ baseUrl: httpsUrl, upstream: () => upstream, trust: () => ({ ca: certs.ca }) });
+    proxyH2Contract({ baseUrl: httpsUrl, upstream: () => upstream, trust });
   });
 
   describe('its plain port beside HTTPS', () => {
-    httpsRedirectContract({ plainUrl: () => nginx.baseUrl, httpsUrl, trust: () => ({ ca: certs.ca }) });
+    httpsRedirectContract({ plainUrl: () => nginx.baseUrl, httpsUrl, trust });
   });
 });
 
