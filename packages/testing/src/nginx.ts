@@ -35,6 +35,8 @@ export interface NginxHttps {
   /** Where deploy/nginx/https.conf listens, in place of 443. */
   port: number;
   config: string;
+  /** What deploy/nginx/https-settings.sh wrote for that port and options.https, in place of /run/nginx-https/. */
+  settingsFile: string;
 }
 
 /** Replaces one exact text, failing loudly when deploy/nginx/nginx.conf no longer has it. */
@@ -64,8 +66,8 @@ export function deriveNginxConfig(config: string, dir: string, port: number, opt
 }
 
 /**
- * deploy/nginx/https.conf as deploy/compose/compose.https.yml runs it, with the test's port (in the redirect
- * too, which names none for 443), certificate files, and HSTS line as deploy/nginx/hsts.sh writes it.
+ * deploy/nginx/https.conf as deploy/compose/compose.https.yml runs it, with the test's port, certificate files,
+ * and the settings deploy/nginx/https-settings.sh wrote (the redirect's port among them).
  */
 function deriveHttpsConfig(https: NginxHttps, options: NginxOptions): string {
   const files = options.https;
@@ -73,9 +75,19 @@ function deriveHttpsConfig(https: NginxHttps, options: NginxOptions): string {
   let derived = swap(https.config, 'listen 443 ssl http2;', `listen 127.0.0.1:${https.port} ssl http2;`);
   derived = swap(derived, 'ssl_certificate /etc/nginx/certs/tls.crt;', `ssl_certificate ${files.certFile};`);
   derived = swap(derived, 'ssl_certificate_key /etc/nginx/certs/tls.key;', `ssl_certificate_key ${files.keyFile};`);
-  derived = swap(derived, 'return 308 https://$host$request_uri;', `return 308 https://$host:${https.port}$request_uri;`);
-  const hsts = files.hstsMaxAge === undefined ? '' : `if ($scheme = https) { set $hsts "max-age=${files.hstsMaxAge}"; }`;
-  return swap(derived, 'include /run/nginx-hsts/*.conf;', hsts);
+  return swap(derived, 'include /run/nginx-https/*.conf;', `include ${https.settingsFile};`);
+}
+
+/** A free port for HTTPS, published as compose.https.yml would (PROXY_HTTPS_PORT), and the script's settings for it. */
+async function prepareHttps(dir: string, hstsMaxAge = 0): Promise<NginxHttps> {
+  const port = await freePort();
+  const settingsFile = join(dir, 'https-settings.conf');
+  const run = spawnSync('sh', [join(repoRoot, 'deploy/nginx/https-settings.sh'), settingsFile], {
+    env: { ...process.env, PROXY_HTTPS_PORT: `127.0.0.1:${port}`, HSTS_MAX_AGE: String(hstsMaxAge) },
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`deploy/nginx/https-settings.sh failed:\n${run.stderr}`);
+  return { port, config: await readFile(join(repoRoot, 'deploy/nginx/https.conf'), 'utf8'), settingsFile };
 }
 
 /** Runs nginx in the foreground from the derived config on a free 127.0.0.1 port. */
@@ -84,10 +96,7 @@ export async function startNginx(options: NginxOptions): Promise<NginxProcess> {
   const port = await freePort();
   const deployed = await readFile(join(repoRoot, 'deploy/nginx/nginx.conf'), 'utf8');
   const configPath = join(dir, 'nginx.conf');
-  const https =
-    options.https === undefined
-      ? undefined
-      : { port: await freePort(), config: await readFile(join(repoRoot, 'deploy/nginx/https.conf'), 'utf8') };
+  const https = options.https === undefined ? undefined : await prepareHttps(dir, options.https.hstsMaxAge);
   await writeFile(configPath, deriveNginxConfig(deployed, dir, port, options, https));
   // As root, nginx workers switch to an unprivileged user that must reach the temp dirs.
   const user = process.getuid?.() === 0 ? 'user root;' : '';
