@@ -57,7 +57,7 @@ const webHealthcheck = {
   interval: '30s',
   timeout: '10s',
   retries: 3,
-  start_period: '5s',
+  start_period: '30s',
   start_interval: '1s',
 };
 /** PostgreSQL's readiness check for the configured user and database (spec 8), every second while it initialises. */
