@@ -132,7 +132,7 @@ describe('SQLite migrations', () => {
         // An ASCII e-mail's key is checked: its lower case.
         "INSERT INTO users (name, email, email_key) VALUES ('Alice', 'ALICE@example.com', 'ALICE@example.com')",
         'UPDATE users SET email_key = NULL WHERE id = 3',
-        'UPDATE users SET email_key = NULL WHERE id = 2',
+        "UPDATE users SET email = 'Zoë@example.org', email_key = NULL WHERE id = 2",
         "UPDATE users SET email = 'bobby@example.com' WHERE id = 3",
         // Any other e-mail's key must change with it.
         "UPDATE users SET email = 'Zoë@example.org' WHERE id = 2",
@@ -145,7 +145,7 @@ describe('SQLite migrations', () => {
         // Writes that give the key as the service would are taken.
         db.exec("INSERT INTO users (name, email, email_key) VALUES ('Alice', 'ALICE@example.com', 'alice@example.com')");
         db.exec("UPDATE users SET email = 'BOB@example.com' WHERE id = 3");
-        db.exec("UPDATE users SET email = 'Zoë@example.org', email_key = 'x' WHERE id = 2");
+        db.exec("UPDATE users SET email = 'Zoë@example.org', email_key = 'zoë@example.org' WHERE id = 2");
       } finally {
         db.close();
       }
