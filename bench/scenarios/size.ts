@@ -118,8 +118,9 @@ function growSqlite(file: string, users: number): void {
     db.pragma('busy_timeout = 5000');
     const have = db.prepare('SELECT count(*) FROM users').pluck().get() as number;
     const insert = db.prepare(
+      // The key the service would write (email_key, migration 0003 requires it): these e-mails are their own.
       `WITH RECURSIVE g(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM g WHERE i < ?)
-       INSERT INTO users (name, email) SELECT 'User ' || i, 'user' || i || '@example.com' FROM g`,
+       INSERT INTO users (name, email, email_key) SELECT 'User ' || i, email, email FROM (SELECT i, 'user' || i || '@example.com' AS email FROM g)`,
     );
     db.transaction(() => insert.run(have + 1, users))();
     db.exec('ANALYZE');

@@ -160,10 +160,11 @@ describe.skipIf(stage.skipReason !== undefined)(
       it('backup.js during writes, the file into a new volume: every user acknowledged before it began, as answered', async () => {
         const url = await runService(sourceContainer, sourceVolume);
         await listAllUsers(url);
-        // Beside the service, on its file, as the seeding of the PostgreSQL drill: one statement, with a busy timeout.
+        // Beside the service, on its file, as the seeding of the PostgreSQL drill: one statement, with a busy timeout;
+        // with the key the service would write (email_key, migration 0003 requires it): these e-mails are their own.
         const seed = `const Database = require('better-sqlite3'); const db = new Database('/app/data/app.db', { timeout: 5000 });
         db.exec(\`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${SEEDED})
-          INSERT INTO users (name, email) SELECT 'Seed ' || i, 'seed' || i || '@example.com' FROM n\`); db.close();`;
+          INSERT INTO users (name, email, email_key) SELECT 'Seed ' || i, email, email FROM (SELECT i, 'seed' || i || '@example.com' AS email FROM n)\`); db.close();`;
         await docker(['exec', sourceContainer, 'node', '-e', seed]);
 
         const backupFile = join(dir, 'app-backup.db');

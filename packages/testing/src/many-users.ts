@@ -13,8 +13,9 @@ export async function addUsersToSqlite(dataDir: string, count: number, from = 1)
   const db = new Database(join(dataDir, 'app.db'));
   try {
     db.prepare(
+      // The key the service would write (email_key, migration 0003 requires it): these e-mails are their own.
       `WITH RECURSIVE n(i) AS (SELECT CAST(? AS INTEGER) UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-       INSERT INTO users (name, email) SELECT 'User ' || i, 'user' || i || '@example.com' FROM n`,
+       INSERT INTO users (name, email, email_key) SELECT 'User ' || i, email, email FROM (SELECT i, 'user' || i || '@example.com' AS email FROM n)`,
     ).run(from, from + count - 1);
   } finally {
     db.close();
