@@ -77,8 +77,8 @@ describe.skipIf(stage.skipReason !== undefined)(
 
     it('backup.sh on 15, restore.sh on 18 in a new volume of the same project: every user as before, new ids after them', async () => {
       const started = performance.now();
-      // Not --wait: on a busy machine web can miss its 5 s start period and turn healthy only at the 30 s probe.
-      // up still waits for db's health (depends_on); ready() then polls web itself.
+      // Not --wait: web's health check is not this test's subject. up still waits for db's health
+      // (depends_on); ready() then polls web itself.
       await compose([...on15, 'up', '-d'], { timeoutMs: 180_000 });
       const url = await webUrl(on15);
       await ready([url]);

@@ -128,8 +128,8 @@ interface Started {
 }
 
 /**
- * The start interval's bound: with probes every second during the 5 s start period a service passes
- * its first well inside it; without (Engine < 25, or start_interval lost) the first probe runs at 30 s.
+ * The start interval's bound: with probes every second during the start period a service passes its
+ * first within a few seconds; without (Engine < 25, or start_interval lost) the first probe runs at 30 s.
  */
 export const healthyWithinMs = 10_000;
 
