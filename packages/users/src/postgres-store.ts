@@ -53,6 +53,26 @@ const insertText = `INSERT INTO users (name, email)
 SELECT name, email FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS batch (name, email, position) ORDER BY position
 ON CONFLICT DO NOTHING RETURNING ${columns}`;
 
+/**
+ * A client out of the pool, with a listener for its connection's loss: pg-pool listens only while a
+ * client idles, and a backend terminated mid-query (an operator, a restart) makes the client emit
+ * 'error', at times before the query itself rejects: without a listener, an uncaught exception. The
+ * query's rejection is what the caller answers; `release` gives the client back and drops the listener.
+ */
+async function checkOut(pool: pg.Pool): Promise<{ client: pg.PoolClient; release: (error?: unknown) => void }> {
+  const client = await pool.connect();
+  const lost = (): void => undefined;
+  client.on('error', lost);
+  return {
+    client,
+    release(error) {
+      // A client whose query failed is in an unknown state: closed, not given back.
+      client.release(error === undefined ? undefined : error instanceof Error ? error : new Error(String(error)));
+      client.off('error', lost);
+    },
+  };
+}
+
 /** PostgreSQL through a pg pool that fails fast while the server is away and reconnects by itself. */
 export function createPostgresStore(url: string, options: PostgresStoreOptions = {}): UserStore {
   const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
@@ -87,16 +107,15 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
   // Without the queries' time bound: a migration on a large table, or the wait for another
   // replica's, takes longer. RESET gives the connection its pool's bound back.
   const migrate = async (): Promise<void> => {
-    const client = await pool.connect().catch((error: unknown) => Promise.reject(classify(error)));
+    const { client, release } = await checkOut(pool).catch((error: unknown) => Promise.reject(classify(error)));
     try {
       await client.query('SET statement_timeout = 0');
       const applied = await migratePostgres(client, readMigrations(options.migrationsDir ?? migrationsDir('postgres')));
       options.onMigrated?.(applied);
       await client.query('RESET statement_timeout');
-      client.release();
+      release();
     } catch (error) {
-      // A connection in an unknown state is not given back to the pool.
-      client.release(error instanceof Error ? error : new Error(String(error)));
+      release(error);
       throw error instanceof MigrationError || error instanceof DatabaseUnavailableError ? error : classify(error);
     }
   };
@@ -165,14 +184,14 @@ export function createPostgresStore(url: string, options: PostgresStoreOptions =
       // One bound for the whole batch, the wait for a connection included, as for the other queries.
       const copy = async (): Promise<UserBatch> => {
         const deadline = performance.now() + QUERY_TIMEOUT_MS;
-        const client = await pool.connect();
+        const { client, release } = await checkOut(pool);
         try {
           const batch = await copyBatch(client, text, limit, Math.max(0, deadline - performance.now()));
-          client.release();
+          release();
           return batch;
         } catch (error) {
-          // A COPY cut short leaves the connection in the middle of it: closed, not given back.
-          client.release(error instanceof Error ? error : new Error(String(error)));
+          // A COPY cut short leaves the connection in the middle of it.
+          release(error);
           throw error;
         }
       };

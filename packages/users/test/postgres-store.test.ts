@@ -1,4 +1,5 @@
 import { listAll } from './store-suite.js';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresStore, DatabaseUnavailableError, MAX_STREAM_BATCH, type User, type UserStore } from '../src/index.js';
@@ -149,9 +150,11 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
       // The COPY waits for the lock until its backend is terminated, as by an operator or a restart.
       await locker.query('BEGIN; LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
       const cut = store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
+      // Only a COPY under way in this database: an idle connection's last query stays in pg_stat_activity.
       for (let terminated = 0; terminated === 0;) {
         const result = await locker.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-users' AND query LIKE 'COPY%'",
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+           WHERE datname = current_database() AND application_name = 'svc-users' AND state = 'active' AND query LIKE 'COPY%'`,
         );
         terminated = result.rowCount ?? 0;
       }
@@ -161,6 +164,50 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
     } finally {
       await locker.end();
       await store.close();
+    }
+  });
+
+  it('fails a COPY batch whose connection is cut without a word from the server as unavailable, nothing thrown elsewhere', async () => {
+    const url = new URL(await postgres!.createDatabase());
+    // A relay between the store and the server, whose connections the test cuts as a dead network would.
+    const relayed = new Set<Socket>();
+    const relay = createServer((socket) => {
+      const server = connect(Number(url.port), url.hostname);
+      relayed.add(socket).add(server);
+      socket.pipe(server).pipe(socket);
+      for (const end of [socket, server]) end.on('error', () => undefined).on('close', () => [socket, server].forEach((s) => s.destroy()));
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const relayUrl = new URL(url);
+    relayUrl.port = String((relay.address() as AddressInfo).port);
+    const store = createPostgresStore(relayUrl.href);
+    const locker = new pg.Client({ connectionString: url.href });
+    await locker.connect();
+    try {
+      await store.init();
+      await sql(url.href, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 10) AS i");
+      await locker.query('BEGIN; LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      const cut = store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
+      await expect
+        .poll(
+          async () =>
+            (
+              await locker.query(
+                "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE 'COPY%'",
+              )
+            ).rowCount,
+        )
+        .toBe(1);
+      // The client's socket ends with no error message from the server: pg emits 'error' on the client
+      // at once, which without the store's listener is an uncaught exception failing this file.
+      for (const socket of relayed) socket.destroy();
+      expect(await cut).toBeInstanceOf(DatabaseUnavailableError);
+      await locker.query('COMMIT');
+      expect(await store.batch!(0, MAX_STREAM_BATCH)).toMatchObject({ lastId: 10, more: false });
+    } finally {
+      await locker.end();
+      await store.close();
+      relay.close();
     }
   });
 
