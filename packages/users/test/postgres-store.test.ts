@@ -139,32 +139,40 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
     }
   });
 
-  it('fails a COPY batch cut by the server as unavailable, and reads the next one on a new connection', async () => {
-    const url = await postgres!.createDatabase();
-    const store = createPostgresStore(url);
+  /**
+   * Ten users, and a COPY batch of them through a store on storeUrl left waiting on another session's lock
+   * of the table; `cut` then ends its connection. The batch fails as unavailable, nothing else throws, and
+   * once the lock is gone the next batch reads all ten on a new connection.
+   */
+  async function cutWaitingCopy(url: string, storeUrl: string, cut: (locker: pg.Client) => Promise<void>): Promise<void> {
+    const store = createPostgresStore(storeUrl);
     const locker = new pg.Client({ connectionString: url });
     await locker.connect();
     try {
       await store.init();
       await sql(url, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 10) AS i");
-      // The COPY waits for the lock until its backend is terminated, as by an operator or a restart.
       await locker.query('BEGIN; LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
-      const cut = store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
-      // Only a COPY under way in this database: an idle connection's last query stays in pg_stat_activity.
-      for (let terminated = 0; terminated === 0;) {
-        const result = await locker.query(
-          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-           WHERE datname = current_database() AND application_name = 'svc-users' AND state = 'active' AND query LIKE 'COPY%'`,
-        );
-        terminated = result.rowCount ?? 0;
-      }
-      expect(await cut).toBeInstanceOf(DatabaseUnavailableError);
+      const batch = store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
+      await cut(locker);
+      expect(await batch).toBeInstanceOf(DatabaseUnavailableError);
       await locker.query('COMMIT');
       expect(await store.batch!(0, MAX_STREAM_BATCH)).toMatchObject({ lastId: 10, more: false });
     } finally {
       await locker.end();
       await store.close();
     }
+  }
+  /** The COPY under way in the locker's database (an idle connection's last query stays in pg_stat_activity). */
+  const copyUnderWay = "datname = current_database() AND application_name = 'svc-users' AND state = 'active' AND query LIKE 'COPY%'";
+
+  it('fails a COPY batch cut by the server as unavailable, and reads the next one on a new connection', async () => {
+    const url = await postgres!.createDatabase();
+    // Its backend terminated, as by an operator or a restart: the server says so, then closes.
+    await cutWaitingCopy(url, url, async (locker) => {
+      for (let terminated = 0; terminated === 0;) {
+        terminated = (await locker.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${copyUnderWay}`)).rowCount ?? 0;
+      }
+    });
   });
 
   it('fails a COPY batch whose connection is cut without a word from the server as unavailable, nothing thrown elsewhere', async () => {
@@ -180,33 +188,17 @@ describe.skipIf(postgres === undefined)('PostgreSQL adapter', () => {
     await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
     const relayUrl = new URL(url);
     relayUrl.port = String((relay.address() as AddressInfo).port);
-    const store = createPostgresStore(relayUrl.href);
-    const locker = new pg.Client({ connectionString: url.href });
-    await locker.connect();
     try {
-      await store.init();
-      await sql(url.href, "INSERT INTO users (name, email) SELECT 'U' || i, 'u' || i || '@example.com' FROM generate_series(1, 10) AS i");
-      await locker.query('BEGIN; LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
-      const cut = store.batch!(0, MAX_STREAM_BATCH).catch((e: unknown) => e);
-      await expect
-        .poll(
-          async () =>
-            (
-              await locker.query(
-                "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE 'COPY%'",
-              )
-            ).rowCount,
-        )
-        .toBe(1);
-      // The client's socket ends with no error message from the server: pg emits 'error' on the client
-      // at once, which without the store's listener is an uncaught exception failing this file.
-      for (const socket of relayed) socket.destroy();
-      expect(await cut).toBeInstanceOf(DatabaseUnavailableError);
-      await locker.query('COMMIT');
-      expect(await store.batch!(0, MAX_STREAM_BATCH)).toMatchObject({ lastId: 10, more: false });
+      await cutWaitingCopy(url.href, relayUrl.href, async (locker) => {
+        // A loaded machine may take seconds to open the store's connection: more than expect.poll's 1 s default.
+        await expect
+          .poll(async () => (await locker.query(`SELECT 1 FROM pg_stat_activity WHERE ${copyUnderWay}`)).rowCount, { timeout: 30_000 })
+          .toBe(1);
+        // The client's socket ends with no error message from the server: pg emits 'error' on the client
+        // at once, which without the store's listener is an uncaught exception failing this file.
+        for (const socket of relayed) socket.destroy();
+      });
     } finally {
-      await locker.end();
-      await store.close();
       relay.close();
     }
   });
