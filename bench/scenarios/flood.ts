@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { readServiceConfig } from '@sample-services/kit';
@@ -64,6 +64,9 @@ export interface FloodRow {
   ratio: number;
   probes: number;
   failedProbes: number;
+  /** The failed probes by how they failed: closed unanswered, no answer within 3 s, another status. */
+  probeFailures: Record<ProbeFailure, number>;
+  /** The slowest probe answered 200; a probe with no 200 counts as the whole timeout. */
   worstProbeMs: number;
   peakRssMb: number;
 }
@@ -138,24 +141,32 @@ async function load(
   };
 }
 
-/** GET /health on a new connection, as an orchestrator probes: milliseconds to a 200, or undefined (no 200 within 3 s). */
-function probeOnce(baseUrl: string): Promise<number | undefined> {
+/** How a probe got no 200: its connection closed unanswered, no answer within 3 s, or another status. */
+type ProbeFailure = 'closed' | 'timeout' | 'status';
+type ProbeResult = number | ProbeFailure;
+
+/** GET /health on a new connection, as an orchestrator probes: milliseconds to a 200, or how it failed. */
+function probeOnce(baseUrl: string): Promise<ProbeResult> {
   const started = performance.now();
   return new Promise((resolve) => {
+    let timedOut = false;
     const req = request(`${baseUrl}/health`, { agent: false, timeout: probeTimeoutMs }, (res) => {
       res.resume();
-      res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - started : undefined));
-      res.on('error', () => resolve(undefined));
+      res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - started : 'status'));
+      res.on('error', () => resolve(timedOut ? 'timeout' : 'closed'));
     });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(undefined));
+    req.on('timeout', () => {
+      timedOut = true;
+      req.destroy();
+    });
+    req.on('error', () => resolve(timedOut ? 'timeout' : 'closed'));
     req.end();
   });
 }
 
 /** Probes every 250 ms until stopped, each on its own, so that a slow probe does not delay the next. */
-function startProbing(baseUrl: string): () => Promise<(number | undefined)[]> {
-  const pending: Promise<number | undefined>[] = [];
+function startProbing(baseUrl: string): () => Promise<ProbeResult[]> {
+  const pending: Promise<ProbeResult>[] = [];
   pending.push(probeOnce(baseUrl));
   const timer = setInterval(() => pending.push(probeOnce(baseUrl)), probeEveryMs);
   return async () => {
@@ -193,7 +204,8 @@ async function measureFlood(server: ServerProcess, capped: boolean, path: string
   });
   const probes = await stopProbing();
   const calmAfter = await calmLoad();
-  const answered = probes.filter((ms): ms is number => ms !== undefined);
+  const answered = probes.filter((probe): probe is number => typeof probe === 'number');
+  const failures = (kind: ProbeFailure): number => probes.filter((probe) => probe === kind).length;
   return {
     server: server.label,
     capped,
@@ -204,7 +216,7 @@ async function measureFlood(server: ServerProcess, capped: boolean, path: string
     ratio: flood.okPerSecond / calmMean({ calm, calmAfter }, (phase) => phase.okPerSecond),
     probes: probes.length,
     failedProbes: probes.length - answered.length,
-    // A probe with no 200 counts as the whole timeout.
+    probeFailures: { closed: failures('closed'), timeout: failures('timeout'), status: failures('status') },
     worstProbeMs: answered.length < probes.length ? probeTimeoutMs : Math.max(0, ...answered),
     peakRssMb: server.peakRssBytes() / 2 ** 20,
   };
@@ -231,8 +243,9 @@ async function floodOne(
 }
 
 /**
- * What issue 21 asked of a service under the flood: every probe answered in time,
- * memory a container holds, and at least 0.8 of the throughput it serves at 50 connections.
+ * What issue 21 asked of a service under the flood: every probe answered in time (a probe answered
+ * late is one without a 200 within 3 s), memory a container holds, and at least 0.8 of the throughput
+ * it serves at 50 connections.
  */
 function floodTargets(row: FloodRow): TargetCheck[] {
   const name = `Flood ${row.server}`;
@@ -246,9 +259,21 @@ function floodTargets(row: FloodRow): TargetCheck[] {
     "CPU the flood's connections cost (accepting them, answering their 503s), and time the server spent waiting rather than working";
   return [
     atLeast(`${name}: 2xx req/s at ${floodConnections} connections over at ${calmConnections}`, row.ratio, 0.8, whyMissed),
-    atMost(`${name}: worst /health probe at ${floodConnections} connections (ms)`, row.worstProbeMs, probeTimeoutMs),
-    atMost(`${name}: /health probes without a 200 within 3 s`, row.failedProbes, 0),
-    atMost(`${name}: peak RSS (MB)`, row.peakRssMb, rssBoundMb),
+    atMost(
+      `${name}: /health probes without a 200 within 3 s`,
+      row.failedProbes,
+      0,
+      `the probes share the flooded port (one listener per service): ${row.probeFailures.closed} were closed unanswered ` +
+        `(over MAX_CONNECTIONS, Node closes a connection as it arrives), ${row.probeFailures.timeout} had no answer within 3 s, ` +
+        `${row.probeFailures.status} got another status`,
+    ),
+    atMost(
+      `${name}: peak RSS (MB)`,
+      row.peakRssMb,
+      rssBoundMb,
+      `run here with no memory limit, V8 lets its heap grow with the machine's ${Math.round(totalmem() / 2 ** 30)} GB; ` +
+        'in its 512 MB container the same flood stays inside 80% of it (test/containers/flood.test.ts)',
+    ),
   ];
 }
 
