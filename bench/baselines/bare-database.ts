@@ -9,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { emailKey } from '@sample-services/users-api';
 import { sendJson, serve } from './bare-http.js';
 
 interface Driver {
@@ -38,13 +39,14 @@ function sqlite(file: string): Driver {
   // sync at commit, what the service had before) to show what that durability costs.
   db.pragma(`synchronous = ${process.env.SQLITE_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
   const list = db.prepare('SELECT id, name, email, created_at FROM users ORDER BY id');
+  // The key its e-mail is unique by, which the schema requires of every writer (migration 0003).
   const insert = db.prepare(
-    'INSERT INTO users (name, email) VALUES (?, ?) ON CONFLICT (email) DO NOTHING RETURNING id, name, email, created_at',
+    'INSERT INTO users (name, email, email_key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id, name, email, created_at',
   );
   const ping = db.prepare('SELECT 1 AS ok');
   return {
     list: async () => list.all(),
-    insert: async (name, email) => insert.get(name, email),
+    insert: async (name, email) => insert.get(name, email, emailKey(email)),
     ping: async () => ping.get(),
   };
 }
