@@ -123,22 +123,22 @@ const startupLimitRatio = 1.2;
 /**
  * The targets every service shares: no errors under load, its own or its baselines' (a baseline that
  * answers errors does other work, and every ratio against it is void), RSS after load against each of its baselines'
- * (`rssBaselines`, read from the same rows), and start-up to healthy against the idiomatic app's,
+ * (`baselines`, read from the same rows), and start-up to healthy against the idiomatic app's,
  * timed in the same turns (startMeasured). `rssWhyMissed`: what the service's design adds to its
  * memory, where that is known.
  */
 export function processTargets(
   rows: Row[],
   subject: string,
-  rssBaselines: string[],
+  baselines: string[],
   startup: { subjectMs: number; idiomaticMs: number },
   rssWhyMissed?: string,
 ): TargetCheck[] {
   const errors = (labels: string[]): number => rows.filter((r) => labels.includes(r.label)).reduce((sum, r) => sum + r.errors, 0);
   return [
     atMost(`${subject}: errors under load`, errors([subject]), 0),
-    atMost(`${subject}: errors under load of its baselines (${rssBaselines.join(', ')})`, errors(rssBaselines), 0),
-    ...rssBaselines.map((baseline) =>
+    atMost(`${subject}: errors under load of its baselines (${baselines.join(', ')})`, errors(baselines), 0),
+    ...baselines.map((baseline) =>
       atMost(
         `${subject}: RSS after load / ${baseline}'s`,
         rssAfterLoad(rows, subject) / rssAfterLoad(rows, baseline),
