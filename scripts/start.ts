@@ -4,7 +4,7 @@
  * prefixed with the service's name; SIGINT/SIGTERM stops them all, last started first.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConfigError, readPort } from '@sample-services/kit';
+import { ConfigError, readPort } from '@sample-services/kit/config';
 import {
   portVariableOf,
   services,

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { emailKey } from '@sample-services/users-api';
+import { emailKey } from '@sample-services/users-api/email-key';
 import { sendJson, serve } from './bare-http.js';
 
 interface Driver {

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { readServiceConfig } from '@sample-services/kit';
+import { readServiceConfig } from '@sample-services/kit/config';
 import { services } from '@sample-services/manifest';
 import type { TestPostgres } from '@sample-services/testing/postgres';
 import { defaultLoadGenerator } from '../load-generator.js';

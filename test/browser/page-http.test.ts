@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { App } from '@sample-services/kit';
+import type { App } from '@sample-services/kit/server';
 import { createFrontendApp } from '@sample-services/frontend/app';
 import { repoRoot } from '@sample-services/testing/repo-root';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import { imageOf, services, stackNames, stacks, type StackMember, type StackName } from '@sample-services/manifest';
-import { DEVELOPMENT_PASSWORD } from '@sample-services/users';
+import { DEVELOPMENT_PASSWORD } from '@sample-services/users/open-store';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import {

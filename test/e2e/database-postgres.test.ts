@@ -1,4 +1,6 @@
-import { createPostgresStore, type User, type UserStore } from '@sample-services/users';
+import { createPostgresStore } from '@sample-services/users/postgres-store';
+import type { User } from '@sample-services/users-api/schemas';
+import type { UserStore } from '@sample-services/users/user-store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendContract } from '@sample-services/testing/contract/backend';
 import { commonContract } from '@sample-services/testing/contract/common';

@@ -2,7 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPostgresStore, createSqliteStore, SAMPLE_USERS, type UserStore } from '@sample-services/users';
+import { createPostgresStore } from '@sample-services/users/postgres-store';
+import { createSqliteStore } from '@sample-services/users/sqlite-store';
+import { SAMPLE_USERS } from '@sample-services/users/seed-command';
+import type { UserStore } from '@sample-services/users/user-store';
 import { afterAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@sample-services/testing/postgres';
 

@@ -103,7 +103,7 @@ describe("docs/architecture.md's recipe adds a service `status` on port 4000 in 
     );
     write(
       'services/status/src/service.ts',
-      `import type { ServiceIdentity } from '@sample-services/kit';
+      `import type { ServiceIdentity } from '@sample-services/kit/config';
 
 export const service = {
   name: 'status',
@@ -116,7 +116,7 @@ export const service = {
     );
     write(
       'services/status/src/config.ts',
-      `import { readServiceConfig, type Env, type ServiceConfig } from '@sample-services/kit';
+      `import { readServiceConfig, type Env, type ServiceConfig } from '@sample-services/kit/config';
 import { service } from './service.js';
 
 export const readConfig = (env: Env): ServiceConfig => readServiceConfig(env, service);
@@ -125,7 +125,14 @@ export const readConfig = (env: Env): ServiceConfig => readServiceConfig(env, se
     write(
       'services/status/src/app.ts',
       `import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { apiDocs, cors, countRequests, createServer, healthPlugin, loadShedding, metricsRoute, readyPlugin, type App, type Logger } from '@sample-services/kit';
+import { apiDocs } from '@sample-services/kit/openapi';
+import { cors } from '@sample-services/kit/cors';
+import { countRequests, metricsRoute } from '@sample-services/kit/metrics';
+import { createServer, type App } from '@sample-services/kit/server';
+import { healthPlugin } from '@sample-services/kit/health';
+import { loadShedding } from '@sample-services/kit/load-shedding';
+import { readyPlugin } from '@sample-services/kit/ready';
+import type { Logger } from '@sample-services/kit/logger';
 import { Type } from 'typebox';
 import { service } from './service.js';
 
@@ -150,7 +157,7 @@ export function createStatusApp({ logger }: { logger: Logger | false }): App {
     );
     write(
       'services/status/src/main.ts',
-      `import { runService } from '@sample-services/kit';
+      `import { runService } from '@sample-services/kit/run-service';
 import { createStatusApp } from './app.js';
 import { readConfig } from './config.js';
 import { service } from './service.js';

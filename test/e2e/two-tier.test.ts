@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStore, type User, type UserStore } from '@sample-services/users';
+import { createSqliteStore } from '@sample-services/users/sqlite-store';
+import type { User } from '@sample-services/users-api/schemas';
+import type { UserStore } from '@sample-services/users/user-store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendContract } from '@sample-services/testing/contract/backend';
 import { commonContract } from '@sample-services/testing/contract/common';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, readChoice, readPort, readServiceConfig, readUrl } from '../src/index.js';
+import { ConfigError, readChoice, readPort, readServiceConfig, readUrl } from '../src/config.js';
 
 describe('configuration from the environment', () => {
   it('uses defaults when variables are unset or blank', () => {

@@ -3,7 +3,10 @@ import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/pr
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { Type } from 'typebox';
-import { createServer, healthPlugin, loadShedding, readyPlugin, type App } from '../src/index.js';
+import { createServer, type App } from '../src/server.js';
+import { healthPlugin } from '../src/health.js';
+import { loadShedding } from '../src/load-shedding.js';
+import { readyPlugin } from '../src/ready.js';
 
 let app: App;
 afterEach(async () => {

@@ -3,7 +3,8 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { parsePrometheusText, sampleValue, type MetricFamily } from '@sample-services/testing/prometheus-text';
 import { Counter } from 'prom-client';
-import { countRequests, createServer, metricsRoute, processRegistry, type App } from '../src/index.js';
+import { countRequests, metricsRoute, processRegistry } from '../src/metrics.js';
+import { createServer, type App } from '../src/server.js';
 
 const api = { title: 'test', description: 'metrics' };
 let app: App;

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServer, readyPlugin, type App, type ReadyCheck } from '../src/index.js';
+import { createServer, type App } from '../src/server.js';
+import { readyPlugin, type ReadyCheck } from '../src/ready.js';
 
 const api = { title: 'test', description: 'kit tests' };
 let app: App;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { createServer, type App } from '../src/index.js';
+import { createServer, type App } from '../src/server.js';
 
 const api = { title: 'test', description: 'request ids' };
 let app: App;

@@ -7,7 +7,10 @@ import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebo
 import { pino } from 'pino';
 import { Type } from 'typebox';
 import { sendRaw } from '@sample-services/testing/http-request';
-import { answerError, cors, createServer, healthPlugin, HttpError, type App } from '../src/index.js';
+import { answerError, createServer, type App } from '../src/server.js';
+import { cors } from '../src/cors.js';
+import { healthPlugin } from '../src/health.js';
+import { HttpError } from '../src/errors.js';
 
 const api = { title: 'test', description: 'requests' };
 let app: App;

@@ -5,7 +5,11 @@ import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { apiDocs, cors, createServer, HttpError, type Logger } from '../src/index.js';
+import { apiDocs } from '../src/openapi.js';
+import { cors } from '../src/cors.js';
+import { createServer } from '../src/server.js';
+import { HttpError } from '../src/errors.js';
+import type { Logger } from '../src/logger.js';
 
 const api = { title: 'test', description: 'kit tests' };
 let app: FastifyInstance;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Type } from 'typebox';
-import { createServer } from '../src/index.js';
+import { createServer } from '../src/server.js';
 
 const Greeting = Type.Object({ message: Type.String() });
 

@@ -1,4 +1,4 @@
-import type { UserStore } from '@sample-services/users';
+import type { UserStore } from '@sample-services/users/user-store';
 
 /** A UserStore whose every answer a test chooses; unset methods fail the test when called. */
 export function fakeStore(overrides: Partial<UserStore>): UserStore & { closed: boolean } {

@@ -1,4 +1,4 @@
-import type { UpstreamTimers } from '@sample-services/upstream';
+import type { UpstreamTimers } from '@sample-services/upstream/upstream-addresses';
 
 interface Pending {
   at: number;

@@ -2,7 +2,8 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { createPostgresStore, createSqliteStore } from '@sample-services/users';
+import { createPostgresStore } from '@sample-services/users/postgres-store';
+import { createSqliteStore } from '@sample-services/users/sqlite-store';
 
 /**
  * Adds `count` users (`User N`, `userN@example.com`, N from `from`) in one statement, straight

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStore, type UserStore } from '@sample-services/users';
+import { createSqliteStore } from '@sample-services/users/sqlite-store';
+import type { UserStore } from '@sample-services/users/user-store';
 
 export interface TemporaryStore {
   store: UserStore;

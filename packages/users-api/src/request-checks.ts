@@ -3,7 +3,7 @@
  * failed check into the answer clients read: the original's text for a missing field (spec 4.2),
  * and a sentence naming the field or query parameter for anything else.
  */
-import { HttpError } from '@sample-services/kit';
+import { HttpError } from '@sample-services/kit/errors';
 import { Ajv, type ErrorObject } from 'ajv';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import { ListQuery } from './schemas.js';

@@ -2,7 +2,7 @@
  * Schemas of the user routes: they type the handlers, document the routes, and (request-checks.ts)
  * are what requests are checked against. One User schema for POST and list keeps their bytes identical.
  */
-import { errorAnswer } from '@sample-services/kit';
+import { errorAnswer } from '@sample-services/kit/schemas';
 import { Type, type Static } from 'typebox';
 import { BLANK_PATTERN, EMAIL_PATTERN, NAME_PATTERN, UNICODE_TEXT } from './text-patterns.js';
 

@@ -1,16 +1,8 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import {
-  EMAIL_DOMAIN_MESSAGE,
-  EMAIL_LOCAL_MESSAGE,
-  EMAIL_PATTERN,
-  ListQuery,
-  NAME_PATTERN,
-  NewUserBody,
-  REQUIRED_MESSAGE,
-  TRIMMED_CHARACTERS,
-  userRequestChecks,
-} from '../src/index.js';
+import { EMAIL_DOMAIN_MESSAGE, EMAIL_LOCAL_MESSAGE, REQUIRED_MESSAGE, userRequestChecks } from '../src/request-checks.js';
+import { EMAIL_PATTERN, NAME_PATTERN, TRIMMED_CHARACTERS } from '../src/text-patterns.js';
+import { ListQuery, NewUserBody } from '../src/schemas.js';
 import { checkedSchema, EMAIL_INVISIBLE_MESSAGE } from '../src/request-checks.js';
 import { BLANK_PATTERN, INVISIBLE_CHARACTERS } from '../src/text-patterns.js';
 

@@ -1,4 +1,4 @@
-import { ConfigError, type Env } from '@sample-services/kit';
+import { ConfigError, type Env } from '@sample-services/kit/config';
 import { openUserStore, readStoreConfig } from './open-store.js';
 
 /**

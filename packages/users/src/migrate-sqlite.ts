@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { emailKey } from '@sample-services/users-api';
+import { emailKey } from '@sample-services/users-api/email-key';
 import { MIGRATIONS_TABLE, MigrationError, type Migration } from './migrations.js';
 
 const createRecords = `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (

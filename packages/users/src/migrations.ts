@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StartError } from '@sample-services/kit';
+import { StartError } from '@sample-services/kit/run-service';
 
 /** One numbered SQL file of a store's migrations directory, e.g. 0002_email_key.sql. */
 export interface Migration {

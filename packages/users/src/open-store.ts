@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError, readInt, readOptionalUrl, readString, type Env } from '@sample-services/kit';
+import { ConfigError, readInt, readOptionalUrl, readString, type Env } from '@sample-services/kit/config';
 import { MigrationError } from './migrations.js';
 import { createPostgresStore, DEFAULT_POOL_SIZE, type PostgresStoreOptions } from './postgres-store.js';
 import { createSqliteStore, SQLITE_FILE } from './sqlite-store.js';

@@ -1,16 +1,12 @@
 import { Readable } from 'node:stream';
-import { errorAnswer, HttpError, sendUnchecked, type ReadyCheck } from '@sample-services/kit';
+import { errorAnswer } from '@sample-services/kit/schemas';
+import { HttpError } from '@sample-services/kit/errors';
+import { sendUnchecked } from '@sample-services/kit/server';
+import type { ReadyCheck } from '@sample-services/kit/ready';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import {
-  BadListQuery,
-  DatabaseStatus,
-  ListQuery,
-  NewUserBody,
-  nextPageLink,
-  User,
-  userRequestChecks,
-  UserList,
-} from '@sample-services/users-api';
+import { BadListQuery, DatabaseStatus, ListQuery, NewUserBody, User, UserList } from '@sample-services/users-api/schemas';
+import { nextPageLink } from '@sample-services/users-api/next-page-link';
+import { userRequestChecks } from '@sample-services/users-api/request-checks';
 import { STREAM_BATCH, streamList } from './list-stream.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type UserPage, type UserStore } from './user-store.js';
 

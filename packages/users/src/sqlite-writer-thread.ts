@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { emailKey } from '@sample-services/users-api';
+import { emailKey } from '@sample-services/users-api/email-key';
 import type { WriterData, WriterError, WriterReply, WriterRequest } from './sqlite-protocol.js';
 import { DatabaseUnavailableError, DuplicateEmailError, type NewUser, type User } from './user-store.js';
 import { withTimeout } from './with-timeout.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '@sample-services/kit';
+import type { Logger } from '@sample-services/kit/logger';
 import { MigrationError } from './migrations.js';
 import { openUserStore, usesDevelopmentPassword, type StoreConfig } from './open-store.js';
 import type { UserStore } from './user-store.js';

@@ -1,5 +1,6 @@
 /** The metrics of a service's user store: its pool's gauges and its failed queries, in the app's /metrics. */
-import { metricsOf, type App } from '@sample-services/kit';
+import { metricsOf } from '@sample-services/kit/metrics';
+import type { App } from '@sample-services/kit/server';
 import { Counter, Gauge } from 'prom-client';
 import type { PoolStats } from './user-store.js';
 

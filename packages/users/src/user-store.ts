@@ -1,4 +1,4 @@
-import type { User } from '@sample-services/users-api';
+import type { User } from '@sample-services/users-api/schemas';
 
 export type { User };
 
@@ -9,7 +9,7 @@ export interface NewUser {
 }
 
 /** The largest id either database hands out, and the most users one page holds: limits of the HTTP contract. */
-export { MAX_ID, MAX_PAGE_SIZE } from '@sample-services/users-api';
+export { MAX_ID, MAX_PAGE_SIZE } from '@sample-services/users-api/schemas';
 
 /** About what one user takes in the list's JSON: what a batch's buffer and a client's pace are reckoned in. */
 export const BYTES_PER_USER = 128;

@@ -1,15 +1,8 @@
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
-import {
-  MAX_STREAM_BATCH,
-  MIN_STREAM_BATCH,
-  STREAM_BATCH,
-  streamList,
-  type UserBatch,
-  type UserPage,
-  type UserStore,
-} from '../src/index.js';
+import { MAX_STREAM_BATCH, MIN_STREAM_BATCH, STREAM_BATCH, streamList } from '../src/list-stream.js';
+import type { UserBatch, UserPage, UserStore } from '../src/user-store.js';
 
 const userJson = (id: number): string =>
   JSON.stringify({ id, name: `User ${id}`, email: `user-${id}@example.com`, created_at: '2026-01-01T00:00:00.000Z' });

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '@sample-services/kit';
+import { ConfigError } from '@sample-services/kit/config';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readStoreConfig } from '../src/index.js';
+import { readStoreConfig } from '../src/open-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'open-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

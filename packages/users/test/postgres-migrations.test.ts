@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { usePostgres } from '@sample-services/testing/postgres';
-import { createPostgresStore } from '../src/index.js';
+import { createPostgresStore } from '../src/postgres-store.js';
 import { migrationsDir, MigrationError } from '../src/migrations.js';
 import { beforeMigrations, collidingUsers, collisionMessage, fixtureUsers, migrationsWith } from './migration-dirs.js';
 import { listAll } from './store-suite.js';

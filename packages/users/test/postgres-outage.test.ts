@@ -1,6 +1,7 @@
 import { listAll } from './store-suite.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, DatabaseUnavailableError } from '../src/index.js';
+import { createPostgresStore } from '../src/postgres-store.js';
+import { DatabaseUnavailableError } from '../src/user-store.js';
 import { startSilentServer, usePostgres } from '@sample-services/testing/postgres';
 
 describe('PostgreSQL adapter when the database hangs', () => {

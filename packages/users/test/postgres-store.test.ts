@@ -2,7 +2,10 @@ import { listAll } from './store-suite.js';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, DatabaseUnavailableError, MAX_STREAM_BATCH, type User, type UserStore } from '../src/index.js';
+import { createPostgresStore } from '../src/postgres-store.js';
+import { DatabaseUnavailableError, type UserStore } from '../src/user-store.js';
+import { MAX_STREAM_BATCH } from '../src/list-stream.js';
+import type { User } from '@sample-services/users-api/schemas';
 import { usePostgres } from '@sample-services/testing/postgres';
 import { storeSuite } from './store-suite.js';
 

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { emailKey } from '@sample-services/users-api';
-import { createSqliteStore, DuplicateEmailError, SQLITE_FILE } from '../src/index.js';
+import { emailKey } from '@sample-services/users-api/email-key';
+import { createSqliteStore, SQLITE_FILE } from '../src/sqlite-store.js';
+import { DuplicateEmailError } from '../src/user-store.js';
 import { migrationsDir } from '../src/migrations.js';
 import {
   beforeMigrations,

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSqliteStore, DatabaseUnavailableError, type UserStore } from '../src/index.js';
+import { createSqliteStore } from '../src/sqlite-store.js';
+import { DatabaseUnavailableError, type UserStore } from '../src/user-store.js';
 import { listAll, storeSuite } from './store-suite.js';
 
 describe('SQLite adapter', () => {

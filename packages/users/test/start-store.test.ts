@@ -3,13 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  DEVELOPMENT_PASSWORD,
-  DEVELOPMENT_PASSWORD_WARNING,
-  readStoreConfig,
-  startUserStore,
-  usesDevelopmentPassword,
-} from '../src/index.js';
+import { DEVELOPMENT_PASSWORD, readStoreConfig, usesDevelopmentPassword } from '../src/open-store.js';
+import { DEVELOPMENT_PASSWORD_WARNING, startUserStore } from '../src/start-store.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'start-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,8 @@
-import { createServer, metricsOf, metricsRoute, type App } from '@sample-services/kit';
+import { createServer, type App } from '@sample-services/kit/server';
+import { metricsOf, metricsRoute } from '@sample-services/kit/metrics';
 import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
 import { afterEach, describe, expect, it } from 'vitest';
-import { meterStore } from '../src/index.js';
+import { meterStore } from '../src/store-metrics.js';
 
 let app: App | undefined;
 

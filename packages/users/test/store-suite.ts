@@ -1,13 +1,9 @@
-import { createServer } from '@sample-services/kit';
+import { createServer } from '@sample-services/kit/server';
 import { describe, expect, it } from 'vitest';
-import {
-  createUserPlugin,
-  DatabaseUnavailableError,
-  DuplicateEmailError,
-  type BatchOptions,
-  type User,
-  type UserStore,
-} from '../src/index.js';
+import { createUserPlugin } from '../src/routes.js';
+import { DatabaseUnavailableError, DuplicateEmailError, type UserStore } from '../src/user-store.js';
+import type { BatchOptions } from '../src/write-batcher.js';
+import type { User } from '@sample-services/users-api/schemas';
 
 /** Every user, read page after page as the list route reads them, and parsed. */
 export async function listAll(store: UserStore, pageSize = 1000): Promise<User[]> {

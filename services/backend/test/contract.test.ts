@@ -1,7 +1,7 @@
 import { commonContract } from '@sample-services/testing/contract/common';
 import { backendContract } from '@sample-services/testing/contract/backend';
 import { temporarySqliteStore, type TemporaryStore } from '@sample-services/testing/temporary-store';
-import type { User } from '@sample-services/users';
+import type { User } from '@sample-services/users-api/schemas';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createBackendApp } from '../src/app.js';

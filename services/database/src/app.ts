@@ -1,26 +1,15 @@
-import {
-  apiDocs,
-  cors,
-  countRequests,
-  createServer,
-  healthPlugin,
-  loadShedding,
-  metricsRoute,
-  readyPlugin,
-  type App,
-  type Logger,
-} from '@sample-services/kit';
+import { apiDocs } from '@sample-services/kit/openapi';
+import { cors } from '@sample-services/kit/cors';
+import { countRequests, metricsRoute } from '@sample-services/kit/metrics';
+import { createServer, type App } from '@sample-services/kit/server';
+import { healthPlugin } from '@sample-services/kit/health';
+import { loadShedding } from '@sample-services/kit/load-shedding';
+import { readyPlugin } from '@sample-services/kit/ready';
+import type { Logger } from '@sample-services/kit/logger';
 import { service } from './service.js';
-import {
-  createUserPlugin,
-  databaseReady,
-  DuplicateEmailError,
-  databaseStatus,
-  DatabaseStatus,
-  listUsersPlugin,
-  meterStore,
-  type UserStore,
-} from '@sample-services/users';
+import { createUserPlugin, databaseReady, databaseStatus, DatabaseStatus, listUsersPlugin } from '@sample-services/users/routes';
+import { DuplicateEmailError, type UserStore } from '@sample-services/users/user-store';
+import { meterStore } from '@sample-services/users/store-metrics';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 

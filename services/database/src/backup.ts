@@ -11,7 +11,8 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { readStoreConfig, SQLITE_FILE } from '@sample-services/users';
+import { readStoreConfig } from '@sample-services/users/open-store';
+import { SQLITE_FILE } from '@sample-services/users/sqlite-store';
 
 /**
  * Pages per backup step: all of them. One step reads the file in one read transaction, so the copy

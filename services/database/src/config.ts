@@ -1,6 +1,6 @@
-import { readServiceConfig, type Env, type ServiceConfig } from '@sample-services/kit';
+import { readServiceConfig, type Env, type ServiceConfig } from '@sample-services/kit/config';
 import { service } from './service.js';
-import { readStoreConfig, type StoreConfig } from '@sample-services/users';
+import { readStoreConfig, type StoreConfig } from '@sample-services/users/open-store';
 
 export interface DatabaseConfig extends ServiceConfig {
   store: StoreConfig;

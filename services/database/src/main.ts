@@ -1,6 +1,6 @@
-import { runService } from '@sample-services/kit';
+import { runService } from '@sample-services/kit/run-service';
 import { service } from './service.js';
-import { startUserStore } from '@sample-services/users';
+import { startUserStore } from '@sample-services/users/start-store';
 import { createDatabaseApp } from './app.js';
 import { readConfig } from './config.js';
 

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { Writable } from 'node:stream';
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@sample-services/users';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@sample-services/users/user-store';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { copierHookContract } from '@sample-services/testing/contract/copier-hook';

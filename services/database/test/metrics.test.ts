@@ -1,4 +1,4 @@
-import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@sample-services/users';
+import { DatabaseUnavailableError, DuplicateEmailError, type NewUser } from '@sample-services/users/user-store';
 import { describe, expect, it } from 'vitest';
 import { fakeStore } from '@sample-services/testing/fake-store';
 import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';

@@ -1,15 +1,11 @@
-import {
-  apiDocs,
-  cors,
-  countRequests,
-  createServer,
-  healthPlugin,
-  loadShedding,
-  metricsRoute,
-  readyPlugin,
-  type App,
-  type Logger,
-} from '@sample-services/kit';
+import { apiDocs } from '@sample-services/kit/openapi';
+import { cors } from '@sample-services/kit/cors';
+import { countRequests, metricsRoute } from '@sample-services/kit/metrics';
+import { createServer, type App } from '@sample-services/kit/server';
+import { healthPlugin } from '@sample-services/kit/health';
+import { loadShedding } from '@sample-services/kit/load-shedding';
+import { readyPlugin } from '@sample-services/kit/ready';
+import type { Logger } from '@sample-services/kit/logger';
 import { service } from './service.js';
 import { Type } from 'typebox';
 import type { BackendClient } from './backend-client.js';

@@ -1,17 +1,15 @@
 import type { Readable } from 'node:stream';
-import { processRegistry, requestIdHeader } from '@sample-services/kit';
+import { processRegistry } from '@sample-services/kit/metrics';
+import { requestIdHeader } from '@sample-services/kit/request-id';
+import { isConnectionLost, isUnreachable, upstreamErrorCounter, upstreamErrorKind } from '@sample-services/upstream/upstream-errors';
 import {
-  isConnectionLost,
-  isUnreachable,
   lookupAll,
-  upstreamErrorCounter,
-  upstreamErrorKind,
   UpstreamAddresses,
   type Resolve,
   type UpstreamAddress,
   type UpstreamLog,
   type UpstreamTimers,
-} from '@sample-services/upstream';
+} from '@sample-services/upstream/upstream-addresses';
 import type { Dispatcher } from 'undici';
 import { bodyStarted, opening } from './body-start.js';
 

@@ -1,4 +1,4 @@
-import { readInt, readServiceConfig, readUrl, type Env, type ServiceConfig } from '@sample-services/kit';
+import { readInt, readServiceConfig, readUrl, type Env, type ServiceConfig } from '@sample-services/kit/config';
 import { service } from './service.js';
 
 export interface FrontendConfig extends ServiceConfig {

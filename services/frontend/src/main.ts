@@ -1,4 +1,4 @@
-import { runService } from '@sample-services/kit';
+import { runService } from '@sample-services/kit/run-service';
 import { service } from './service.js';
 import { createFrontendApp } from './app.js';
 import { createBackendClient } from './backend-client.js';

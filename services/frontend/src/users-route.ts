@@ -1,6 +1,8 @@
-import { errorAnswer, sendUnchecked } from '@sample-services/kit';
+import { errorAnswer } from '@sample-services/kit/schemas';
+import { sendUnchecked } from '@sample-services/kit/server';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { BadListQuery, ListQuery, UserList, userRequestChecks } from '@sample-services/users-api';
+import { BadListQuery, ListQuery, UserList } from '@sample-services/users-api/schemas';
+import { userRequestChecks } from '@sample-services/users-api/request-checks';
 import type { BackendClient, UsersAnswer } from './backend-client.js';
 
 const fetchFailed = errorAnswer(

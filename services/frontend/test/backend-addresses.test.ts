@@ -1,7 +1,7 @@
 import { startReplicas, type Replica } from '@sample-services/testing/loopback-replicas';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { App } from '@sample-services/kit';
+import type { App } from '@sample-services/kit/server';
 import { createFrontendApp } from '../src/app.js';
 import { ManualTimers } from '@sample-services/testing/manual-timers';
 import { createBackendClient } from '../src/backend-client.js';

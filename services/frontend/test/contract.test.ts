@@ -2,7 +2,7 @@ import { createBackendApp } from '@sample-services/backend/app';
 import { commonContract } from '@sample-services/testing/contract/common';
 import { frontendContract } from '@sample-services/testing/contract/frontend';
 import { temporarySqliteStore, type TemporaryStore } from '@sample-services/testing/temporary-store';
-import type { User } from '@sample-services/users';
+import type { User } from '@sample-services/users-api/schemas';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

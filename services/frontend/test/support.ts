@@ -2,7 +2,7 @@
 import { once } from 'node:events';
 import { createServer, get, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
-import type { App } from '@sample-services/kit';
+import type { App } from '@sample-services/kit/server';
 import { pino } from 'pino';
 import { afterEach } from 'vitest';
 import { createFrontendApp } from '../src/app.js';

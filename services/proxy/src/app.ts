@@ -1,5 +1,9 @@
 import { METHODS } from 'node:http';
-import { countRequests, createServer, errorAnswer, notInDocument, type App, type Logger } from '@sample-services/kit';
+import { countRequests } from '@sample-services/kit/metrics';
+import { createServer, type App } from '@sample-services/kit/server';
+import { errorAnswer } from '@sample-services/kit/schemas';
+import { notInDocument } from '@sample-services/kit/openapi';
+import type { Logger } from '@sample-services/kit/logger';
 import { service } from './service.js';
 import { serveMetricsOnPort } from './metrics-port.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
@@ -11,7 +15,7 @@ import { requestTarget } from './request-target.js';
 import { refusal } from './client-request.js';
 import { forwardOneAtATime } from './one-at-a-time.js';
 import { redirectToHttps, sendHsts } from './https-redirect.js';
-import { lookupAll, UpstreamAddresses, type Resolve } from '@sample-services/upstream';
+import { lookupAll, UpstreamAddresses, type Resolve } from '@sample-services/upstream/upstream-addresses';
 
 export interface ProxyAppOptions {
   logger: Logger | false;

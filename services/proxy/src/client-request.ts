@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '@sample-services/kit';
+import { HttpError } from '@sample-services/kit/errors';
 
 /**
  * A Host header as RFC 9110 allows it: a host name (RFC 3986's reg-name, without two dots in a

@@ -1,5 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, readInt, readPort, readServiceConfig, readString, readUrl, type Env, type ServiceConfig } from '@sample-services/kit';
+import {
+  ConfigError,
+  readInt,
+  readPort,
+  readServiceConfig,
+  readString,
+  readUrl,
+  type Env,
+  type ServiceConfig,
+} from '@sample-services/kit/config';
 import { service } from './service.js';
 
 export interface ProxyConfig extends ServiceConfig {

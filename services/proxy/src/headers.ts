@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { requestIdHeader } from '@sample-services/kit';
+import { requestIdHeader } from '@sample-services/kit/request-id';
 
 /**
  * Headers that describe one connection rather than the message (RFC 9110 7.6.1), so a

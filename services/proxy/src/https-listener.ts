@@ -1,4 +1,4 @@
-import type { App } from '@sample-services/kit';
+import type { App } from '@sample-services/kit/server';
 
 /**
  * Serves `secure` (the HTTPS app) beside `plain`, the app runService listens with: it listens once `plain`

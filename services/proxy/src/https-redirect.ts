@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { App } from '@sample-services/kit';
+import type { App } from '@sample-services/kit/server';
 import { refusal } from './client-request.js';
 import { hostOf } from './headers.js';
 import { requestTarget } from './request-target.js';

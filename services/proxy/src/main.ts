@@ -1,4 +1,5 @@
-import { runService, shareMetrics } from '@sample-services/kit';
+import { runService } from '@sample-services/kit/run-service';
+import { shareMetrics } from '@sample-services/kit/metrics';
 import { service } from './service.js';
 import { createProxyApp, type ProxyAppOptions } from './app.js';
 import { readConfig } from './config.js';

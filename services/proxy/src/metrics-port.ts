@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { metricsContentType, metricsOf, metricsText, type App } from '@sample-services/kit';
+import { metricsContentType, metricsOf, metricsText } from '@sample-services/kit/metrics';
+import type { App } from '@sample-services/kit/server';
 
 /**
  * Serves the app's metrics on a port of their own (GET /metrics; anything else 404), opened when

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { App } from '@sample-services/kit';
+import type { App } from '@sample-services/kit/server';
 
 /**
  * Per client connection, the requests pipelined behind the one being forwarded, each a callback

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { HttpError } from '@sample-services/kit';
+import { HttpError } from '@sample-services/kit/errors';
 
 /** The same words the kit's services use for Fastify's own 413. */
 export const bodyTooLarge = (): HttpError => new HttpError(413, 'Request body is too large');

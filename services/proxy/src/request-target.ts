@@ -1,4 +1,4 @@
-import { HttpError } from '@sample-services/kit';
+import { HttpError } from '@sample-services/kit/errors';
 
 /** Where a request goes upstream: the origin-form path, and the host it names. */
 export interface RequestTarget {

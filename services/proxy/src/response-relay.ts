@@ -1,18 +1,14 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { answerError, HttpError, processRegistry } from '@sample-services/kit';
+import { answerError } from '@sample-services/kit/server';
+import { HttpError } from '@sample-services/kit/errors';
+import { processRegistry } from '@sample-services/kit/metrics';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { clientResponseHeaders, declaredLength } from './headers.js';
 import { discardRequestBody } from './request-body.js';
-import {
-  isConnectionLost,
-  isUnreachable,
-  upstreamErrorCounter,
-  upstreamErrorKind,
-  type UpstreamAddress,
-  type UpstreamAddresses,
-} from '@sample-services/upstream';
+import { isConnectionLost, isUnreachable, upstreamErrorCounter, upstreamErrorKind } from '@sample-services/upstream/upstream-errors';
+import type { UpstreamAddress, UpstreamAddresses } from '@sample-services/upstream/upstream-addresses';
 import { upstreamFailure } from './upstream-error.js';
 
 /** Failed upstream calls by kind, in the proxy's /metrics (METRICS_PORT). */

@@ -1,5 +1,5 @@
-import { HttpError } from '@sample-services/kit';
-import { upstreamErrorKind } from '@sample-services/upstream';
+import { HttpError } from '@sample-services/kit/errors';
+import { upstreamErrorKind } from '@sample-services/upstream/upstream-errors';
 
 /** The longest message of a cause kept for the log: an assertion's message quotes its source line, which a minified dependency writes as one long line. */
 const LOGGED_MESSAGE_CHARS = 300;

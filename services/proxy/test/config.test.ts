@@ -1,4 +1,4 @@
-import { ConfigError } from '@sample-services/kit';
+import { ConfigError } from '@sample-services/kit/config';
 import { describe, expect, it } from 'vitest';
 import { readConfig } from '../src/config.js';
 

@@ -2,7 +2,8 @@ import { afterEach, expect, it } from 'vitest';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { countRequests, createServer, type App } from '@sample-services/kit';
+import { countRequests } from '@sample-services/kit/metrics';
+import { createServer, type App } from '@sample-services/kit/server';
 import { serveMetricsOnPort } from '../src/metrics-port.js';
 
 const api = { title: 'test', description: 'metrics port' };

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoUpstream, type EchoedRequest, type EchoUpstream } from '@sample-services/testing/echo-upstream';
 import { freePort } from '@sample-services/testing/free-port';
 import { parsePrometheusText, sampleValue } from '@sample-services/testing/prometheus-text';
-import type { App } from '@sample-services/kit';
+import type { App } from '@sample-services/kit/server';
 import { createProxyApp } from '../src/app.js';
 
 describe('the proxy: request ids and its own metrics', () => {

@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
-import type { App, Logger } from '@sample-services/kit';
+import type { App } from '@sample-services/kit/server';
+import type { Logger } from '@sample-services/kit/logger';
 import { afterAll, beforeAll } from 'vitest';
 import { startEchoUpstream, type EchoUpstream } from '@sample-services/testing/echo-upstream';
 import { createProxyApp } from '../src/app.js';

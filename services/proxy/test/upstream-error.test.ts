@@ -1,4 +1,4 @@
-import { HttpError } from '@sample-services/kit';
+import { HttpError } from '@sample-services/kit/errors';
 import { describe, expect, it } from 'vitest';
 import { upstreamFailure } from '../src/upstream-error.js';
 

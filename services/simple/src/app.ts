@@ -1,16 +1,12 @@
 import { hostname } from 'node:os';
-import {
-  apiDocs,
-  cors,
-  countRequests,
-  createServer,
-  healthPlugin,
-  loadShedding,
-  metricsRoute,
-  readyPlugin,
-  type App,
-  type Logger,
-} from '@sample-services/kit';
+import { apiDocs } from '@sample-services/kit/openapi';
+import { cors } from '@sample-services/kit/cors';
+import { countRequests, metricsRoute } from '@sample-services/kit/metrics';
+import { createServer, type App } from '@sample-services/kit/server';
+import { healthPlugin } from '@sample-services/kit/health';
+import { loadShedding } from '@sample-services/kit/load-shedding';
+import { readyPlugin } from '@sample-services/kit/ready';
+import type { Logger } from '@sample-services/kit/logger';
 import { service } from './service.js';
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';

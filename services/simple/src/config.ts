@@ -1,4 +1,4 @@
-import { readChoice, readServiceConfig, type Env, type ServiceConfig } from '@sample-services/kit';
+import { readChoice, readServiceConfig, type Env, type ServiceConfig } from '@sample-services/kit/config';
 import { service } from './service.js';
 
 /** Variant A reads what every service reads, and METRICS; /health reports the run mode (NODE_ENV). */

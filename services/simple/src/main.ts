@@ -1,4 +1,4 @@
-import { runService } from '@sample-services/kit';
+import { runService } from '@sample-services/kit/run-service';
 import { service } from './service.js';
 import { createSimpleApp } from './app.js';
 import { readConfig } from './config.js';

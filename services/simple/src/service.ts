@@ -1,4 +1,4 @@
-import type { ServiceIdentity } from '@sample-services/kit';
+import type { ServiceIdentity } from '@sample-services/kit/config';
 
 /** What this service is: its name (logs, image), default port (PORT overrides it) and start-up line. */
 export const service = {

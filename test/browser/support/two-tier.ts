@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStore } from '@sample-services/users';
+import { createSqliteStore } from '@sample-services/users/sqlite-store';
 import { startService, type ServiceProcess } from '@sample-services/testing/service-process';
 
 export interface TwoTier {

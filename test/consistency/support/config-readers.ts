@@ -1,4 +1,4 @@
-import type { Env } from '@sample-services/kit';
+import type { Env } from '@sample-services/kit/config';
 import type { ServiceName } from '@sample-services/manifest';
 
 /** Every variable `reader` reads, called with an empty environment. */

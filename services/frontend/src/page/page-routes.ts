@@ -1,5 +1,5 @@
 import type { FastifyPluginCallbackTypebox } from '@fastify/type-provider-typebox';
-import { errorAnswer } from '@sample-services/kit';
+import { errorAnswer } from '@sample-services/kit/schemas';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { loadPageFiles, type PageFiles, type StaticFile } from './page-files.js';

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import type { User } from '@sample-services/users-api';
+import type { User } from '@sample-services/users-api/schemas';
 import { nextLinkTarget } from './link-header.js';
 
 // The API's own schema types the page's users: a field added there is a field here.
