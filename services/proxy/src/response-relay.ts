@@ -43,6 +43,7 @@ function clientClosed(this: RelayedResponse): void {
  * idempotent and its connection was lost before any answer (a reset, the upstream closing).
  * With no other address left, a lost connection is tried once more on the same one, as nginx
  * retries what a kept-alive connection lost: the upstream may close one just as it is reused.
+ * Hand-written: `@fastify/reply-from` cost more CPU per request and cannot retry on another address (docs/architecture.md).
  */
 export class ResponseRelay implements Dispatcher.DispatchHandler {
   /** undici's control of the current attempt (abort, pause, resume), given just before the request is written; undefined before. */
