@@ -9,7 +9,7 @@ import ts from 'typescript';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Workspace package name -> its src/index.ts, for the bare imports of @sample-services/* packages. */
+/** Workspace package name -> its src/ folder: a bare import names its index.ts (manifest, telemetry), a subpath import the module of that name. */
 const packageEntries = new Map(
   readdirSync(join(root, 'packages')).flatMap((folder) => {
     const manifest = join(root, 'packages', folder, 'package.json');
